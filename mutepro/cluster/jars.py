@@ -25,6 +25,8 @@ from mutepro.errors import PrerequisiteError
 #: The Kafka release mutepro's launcher is tested with (override with ``MUTEPRO_KAFKA_VERSION``).
 DEFAULT_KAFKA_VERSION = "4.3.1"
 SCALA_VERSION = "2.13"
+#: The log4j2 release of Kafka 4.3's own dependencies, for the SLF4J binding.
+LOG4J_VERSION = "2.25.4"
 _MAVEN_DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies"
 _MAVEN_TIMEOUT_S = 900
 
@@ -100,7 +102,7 @@ def resolve_kafka(
     target = Path(cache_dir).expanduser() if cache_dir else cache_root() / f"kafka-{version}"
     libs = target / "libs"
     marker = target / ".complete"
-    if marker.exists() and any(libs.glob("kafka_*.jar")):
+    if marker.exists() and any(libs.glob("kafka_*.jar")) and any(libs.glob("log4j-slf4j-impl-*.jar")):
         return KafkaDistribution(version, libs, "cache")
 
     mvn = shutil.which("mvn")
@@ -169,14 +171,21 @@ def _from_kafka_home(home: Path) -> KafkaDistribution:
 def _pom(version: str) -> str:
     # kafka_2.13 brings the broker, the KRaft controller, StorageTool and log4j2; kafka-tools brings
     # kafka-reassign-partitions and friends, which the rack helpers can drive.
+    # The broker logs through SLF4J 1.7; its POM leaves the binding to the distribution, which ships
+    # log4j-slf4j-impl. Without it every broker log is silently discarded (SLF4J's NOP logger).
+    artifacts = (
+        ("org.apache.kafka", f"kafka_{SCALA_VERSION}", version),
+        ("org.apache.kafka", "kafka-tools", version),
+        ("org.apache.logging.log4j", "log4j-slf4j-impl", LOG4J_VERSION),
+    )
     deps = "".join(
         f"""
     <dependency>
-      <groupId>org.apache.kafka</groupId>
+      <groupId>{group}</groupId>
       <artifactId>{artifact}</artifactId>
-      <version>{version}</version>
+      <version>{ver}</version>
     </dependency>"""
-        for artifact in (f"kafka_{SCALA_VERSION}", "kafka-tools")
+        for group, artifact, ver in artifacts
     )
     return f"""<?xml version="1.0" encoding="UTF-8"?>
 <project xmlns="http://maven.apache.org/POM/4.0.0">

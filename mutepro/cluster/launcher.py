@@ -237,7 +237,8 @@ class LocalCluster:
         """The brokers the cluster reports (id, host, port, rack), read with the admin client."""
         from confluent_kafka.admin import AdminClient
 
-        admin = AdminClient({"bootstrap.servers": self.bootstrap_servers, "socket.timeout.ms": 3000})
+        # log_level 0: while brokers start, librdkafka would print a connection-refused line per attempt
+        admin = AdminClient({"bootstrap.servers": self.bootstrap_servers, "socket.timeout.ms": 3000, "log_level": 0})
         desc = admin.describe_cluster(request_timeout=timeout_s).result(timeout=timeout_s + 1)
         return sorted(
             (BrokerInfo(n.id, n.host, n.port, n.rack) for n in desc.nodes), key=lambda b: b.node_id
@@ -280,21 +281,30 @@ class LocalCluster:
 
     # -- faults on the real processes (see also mutepro.cluster.faults) ------------------------------------
 
+    def _faultable(self, node_id: int | str) -> NodeProcess:
+        node = self.node(node_id)
+        if node.pid is None or not node.is_running():
+            raise ClusterError(
+                f"{node.label} is not a running process mutepro started (killed, or an external cluster); "
+                "faults act only on clusters started by mutepro (`mutepro cluster up` or LocalCluster)"
+            )
+        return node
+
     def stall(self, node_id: int | str) -> None:
         """SIGSTOP the node: it keeps its sockets but answers nothing, like a hung disk or GC pause."""
-        node = self.node(node_id)
+        node = self._faultable(node_id)
         node.signal(signal.SIGSTOP)
         log.info("fault_stall", node=node.label, pid=node.pid)
 
     def resume(self, node_id: int | str) -> None:
         """SIGCONT a stalled node."""
-        node = self.node(node_id)
+        node = self._faultable(node_id)
         node.signal(signal.SIGCONT)
         log.info("fault_resume", node=node.label, pid=node.pid)
 
     def kill(self, node_id: int | str) -> None:
         """SIGKILL the node, as a crash would."""
-        node = self.node(node_id)
+        node = self._faultable(node_id)
         node.kill()
         log.info("fault_kill", node=node.label)
         self._write_state()
@@ -305,6 +315,7 @@ class LocalCluster:
         if node.is_running():
             node.stop()
         java = require_java()
+        log_offset = node.log_file.stat().st_size if node.log_file.exists() else 0
         node.spawn(
             [*self._command(java, self.distribution), str(node.properties_file)],
             detached=self.detached,
@@ -312,8 +323,31 @@ class LocalCluster:
         )
         self._write_state()
         log.info("fault_restart", node=node.label, pid=node.pid)
-        if wait and node.role == "broker":
-            self.wait_ready(timeout_s, broker_ids={node.node_id})
+        if wait:
+            # The controller may still list the old incarnation (until broker.session.timeout.ms fences it),
+            # so "registered" alone proves nothing: wait for the new process to report it started, then for
+            # the cluster to list it with its rack.
+            self._wait_log_line(node, "Kafka Server started", log_offset, timeout_s)
+            if node.role == "broker":
+                self.wait_ready(timeout_s, broker_ids={node.node_id})
+
+    def _wait_log_line(self, node: NodeProcess, needle: str, offset: int, timeout_s: float) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            code = node.exit_code()
+            if code is not None:
+                raise ClusterError(
+                    f"{node.label} exited with code {code} while restarting. {_diagnose(node)}"
+                    f"\n--- {node.log_file} (tail) ---\n{node.log_tail()}"
+                )
+            with node.log_file.open("rb") as fh:
+                fh.seek(offset)
+                if needle.encode() in fh.read():
+                    return
+            time.sleep(0.2)  # the JVM writes its log; there is no other signal to await
+        raise ClusterError(
+            f"{node.label} did not start within {timeout_s:.0f}s\n--- {node.log_file} (tail) ---\n{node.log_tail()}"
+        )
 
     @contextlib.contextmanager
     def stalled(self, node_id: int | str) -> Iterator[NodeProcess]:
@@ -340,7 +374,7 @@ class LocalCluster:
         """Stop the node for ``duty`` of every ``period_s`` while the block runs (bounded by ``max_duration_s``)."""
         from mutepro.cluster.faults import Limper
 
-        limper = Limper(self.node(node_id), duty=duty, period_s=period_s, max_duration_s=max_duration_s)
+        limper = Limper(self._faultable(node_id), duty=duty, period_s=period_s, max_duration_s=max_duration_s)
         self._limpers.append(limper)
         limper.start()
         try:
@@ -382,6 +416,28 @@ class LocalCluster:
             cluster._distribution = KafkaDistribution(
                 state.get("kafka_version", ""), Path(state["libs_dir"]), "cache"
             )
+        return cluster
+
+    @classmethod
+    def external(cls, bootstrap_servers: str) -> LocalCluster:
+        """A handle on a cluster mutepro did not start: clients work, faults raise :class:`ClusterError`."""
+        from confluent_kafka.admin import AdminClient
+
+        admin = AdminClient({"bootstrap.servers": bootstrap_servers, "log_level": 0})
+        try:
+            nodes = admin.describe_cluster(request_timeout=10).result(timeout=15).nodes
+        except Exception as err:
+            raise ClusterError(
+                f"cannot reach the cluster at {bootstrap_servers} (MUTEPRO_BOOTSTRAP): {err}; start it or fix the "
+                "address"
+            ) from err
+        racks = {n.id: n.rack or "" for n in nodes}
+        host = nodes[0].host if nodes else "127.0.0.1"
+        cluster = cls(ClusterSpec(brokers=len(racks), racks=racks or None, host=host), run_dir=tempfile.gettempdir())
+        cluster.brokers = {
+            n.id: NodeProcess(n.id, "broker", n.port, Path(tempfile.gettempdir()), rack=n.rack) for n in nodes
+        }
+        cluster._started = True
         return cluster
 
     def status(self) -> dict[str, Any]:

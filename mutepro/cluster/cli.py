@@ -1,0 +1,170 @@
+"""``mutepro cluster``: start, inspect, fault and stop a local rack-aware Kafka cluster."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import click
+from rich.console import Console
+from rich.table import Table
+
+from mutepro.cluster.faults import Limper
+from mutepro.cluster.launcher import LocalCluster, default_run_root
+from mutepro.cluster.spec import ClusterSpec
+
+_console = Console()
+
+
+def _run_dir(name: str) -> Path:
+    return default_run_root() / name
+
+
+def _attach(name: str) -> LocalCluster:
+    return LocalCluster.attach(_run_dir(name))
+
+
+_name_option = click.option(
+    "--name", default="default", show_default=True, help="Which local cluster (each has its own run directory)."
+)
+
+
+@click.group("cluster")
+def cluster() -> None:
+    """A real Apache Kafka KRaft cluster on 127.0.0.1, one rack per broker, with fault injection."""
+
+
+@cluster.command("up")
+@click.option("--brokers", default=3, show_default=True, type=click.IntRange(1, 12), help="Number of brokers.")
+@click.option(
+    "--racks",
+    default=None,
+    help="Number of racks (e.g. 3), a comma list of rack names (round-robin), or id=rack pairs "
+    "(1=rack-a,2=rack-a,3=rack-b). Default: one rack per broker up to 3.",
+)
+@click.option("--timeout", default=120.0, show_default=True, help="Seconds to wait for every broker to register.")
+@_name_option
+@click.option("--json", "as_json", is_flag=True, help="Print the cluster as JSON.")
+def up(brokers: int, racks: str | None, timeout: float, name: str, as_json: bool) -> None:
+    """Start the cluster in the background and print its bootstrap servers and racks."""
+    spec = ClusterSpec(brokers=brokers, racks=_parse_racks(racks), startup_timeout_s=timeout)
+    t0 = time.monotonic()
+    with _console.status(f"starting {brokers} brokers and a KRaft controller (first run resolves the jars)..."):
+        handle = LocalCluster(spec, detached=True, name=name).start()
+    elapsed = time.monotonic() - t0
+    if as_json:
+        click.echo(json.dumps({**handle.status(), "startup_s": round(elapsed, 1)}, indent=2))
+        return
+    _print_status(handle)
+    click.echo(f"ready in {elapsed:.1f}s; export MUTEPRO_BOOTSTRAP={handle.bootstrap_servers}")
+
+
+@cluster.command("status")
+@_name_option
+@click.option("--json", "as_json", is_flag=True, help="Print the status as JSON.")
+def status(name: str, as_json: bool) -> None:
+    """Show every node: id, role, rack, port, pid and whether it runs, is stalled or stopped."""
+    handle = _attach(name)
+    if as_json:
+        click.echo(json.dumps(handle.status(), indent=2))
+    else:
+        _print_status(handle)
+
+
+@cluster.command("down")
+@_name_option
+def down(name: str) -> None:
+    """Stop every broker and the controller; no JVM is left behind."""
+    handle = _attach(name)
+    handle.stop()
+    left = [n.label for n in handle.nodes() if n.is_running()]
+    if left:
+        raise click.ClickException(f"still running after stop: {', '.join(left)}")
+    click.echo(f"cluster {name!r} stopped")
+
+
+@cluster.command("stall")
+@click.argument("node")
+@_name_option
+def stall(node: str, name: str) -> None:
+    """SIGSTOP a broker (id) or the controller: it hangs without closing its sockets."""
+    _attach(name).stall(node)
+    click.echo(f"node {node} stalled; `mutepro cluster resume {node}` continues it")
+
+
+@cluster.command("resume")
+@click.argument("node")
+@_name_option
+def resume(node: str, name: str) -> None:
+    """SIGCONT a stalled node."""
+    _attach(name).resume(node)
+    click.echo(f"node {node} resumed")
+
+
+@cluster.command("kill")
+@click.argument("node")
+@_name_option
+def kill(node: str, name: str) -> None:
+    """SIGKILL a node, as a crash would."""
+    _attach(name).kill(node)
+    click.echo(f"node {node} killed; `mutepro cluster restart {node}` brings it back")
+
+
+@cluster.command("restart")
+@click.argument("node")
+@_name_option
+@click.option("--timeout", default=90.0, show_default=True, help="Seconds to wait for the broker to rejoin.")
+def restart(node: str, name: str, timeout: float) -> None:
+    """Start a killed node again with the same id, rack, port and data, and wait until it rejoins."""
+    handle = _attach(name)
+    handle.restart(node, timeout_s=timeout)
+    click.echo(f"node {node} restarted (pid {handle.node(node).pid})")
+
+
+@cluster.command("limp")
+@click.argument("node")
+@click.option("--duty", default=0.8, show_default=True, help="Fraction of each period the node is stopped.")
+@click.option("--period", default=1.0, show_default=True, help="Period in seconds.")
+@click.option("--duration", default=30.0, show_default=True, help="How long to limp (seconds, at most 3600).")
+@_name_option
+def limp(node: str, duty: float, period: float, duration: float, name: str) -> None:
+    """Stop and continue a node with a duty cycle for a bounded time (Ctrl-C ends it early)."""
+    handle = _attach(name)
+    limper = Limper(handle._faultable(node), duty=duty, period_s=period, max_duration_s=max(duration, 0.01))
+    click.echo(f"node {node} limping: stopped {duty:.0%} of every {period}s for {duration}s")
+    try:
+        limper.run_for(duration)
+    except KeyboardInterrupt:
+        limper.stop()
+    click.echo(f"node {node} running normally again after {limper.cycles} cycles")
+
+
+def _parse_racks(value: str | None) -> int | list[str] | dict[int, str] | None:
+    if value is None or not value.strip():
+        return None
+    value = value.strip()
+    if value.isdigit():
+        return int(value)
+    parts = [p.strip() for p in value.split(",") if p.strip()]
+    if all("=" in p for p in parts):
+        try:
+            return {int(k): v for k, v in (p.split("=", 1) for p in parts)}
+        except ValueError as err:
+            raise click.BadParameter(f"expected id=rack pairs like 1=rack-a, got {value!r}", param_hint="--racks") from err
+    return parts
+
+
+def _print_status(handle: LocalCluster) -> None:
+    info = handle.status()
+    table = Table(title=f"mutepro cluster {info['name']!r} — bootstrap {info['bootstrap_servers']}")
+    for col in ("node", "role", "rack", "port", "pid", "state", "log"):
+        table.add_column(col)
+    colours = {"running": "green", "stalled": "yellow", "stopped": "red"}
+    for n in info["nodes"]:
+        state = n["state"]
+        table.add_row(
+            str(n["node_id"]), n["role"], n["rack"] or "-", str(n["port"]), str(n["pid"] or "-"),
+            f"[{colours.get(state, 'white')}]{state}[/]", n["log"],
+        )
+    _console.print(table)

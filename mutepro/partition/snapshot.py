@@ -1,0 +1,103 @@
+"""The immutable per-topic view the partition logic reads on the hot path.
+
+The mute manager builds a new :class:`TopicSnapshot` whenever a partition is muted or unmuted (or load stats are
+refreshed) and swaps the reference whole; producing threads read whichever snapshot they picked up without any
+lock. Everything a produce call needs is precomputed here: the writable partitions, a set for O(1) membership,
+and the KIP-794 cumulative weight table the sticky chooser bisects.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from itertools import accumulate
+
+from mutepro.errors import ConfigError
+
+
+@dataclass(frozen=True, slots=True)
+class TopicSnapshot:
+    """Which partitions of ``topic`` may take messages right now, and how they should be weighted."""
+
+    topic: str
+    partition_count: int
+    writable: tuple[int, ...]
+    """Partitions unkeyed messages may go to, sorted; may be empty (everything muted)."""
+    muted: frozenset[int]
+    """Partitions whose breaker is open; keyed messages hashed to one of them follow the keyed policy."""
+    cumulative_weights: tuple[float, ...]
+    """Aligned with ``writable``: KIP-794 cumulative frequency table (last entry = total weight)."""
+    version: int = 0
+    writable_set: frozenset[int] = field(init=False, repr=False, compare=False)
+    """``writable`` as a set, for O(1) "is my sticky partition still writable?" checks."""
+
+    def __post_init__(self) -> None:
+        if len(self.cumulative_weights) != len(self.writable):
+            raise ConfigError(
+                f"cumulative_weights: {len(self.cumulative_weights)} entries for {len(self.writable)} writable "
+                f"partitions of topic {self.topic!r}; build snapshots with TopicSnapshot.build()"
+            )
+        object.__setattr__(self, "writable_set", frozenset(self.writable))
+
+    def is_muted(self, partition: int) -> bool:
+        """Whether ``partition``'s breaker is open."""
+        return partition in self.muted
+
+    def is_writable(self, partition: int) -> bool:
+        """Whether unkeyed messages may go to ``partition``."""
+        return partition in self.writable_set
+
+    def probabilities(self) -> dict[int, float]:
+        """The chance each writable partition is picked at a sticky switch (for metrics, logs and tests)."""
+        total = self.cumulative_weights[-1] if self.cumulative_weights else 0.0
+        out: dict[int, float] = {}
+        previous = 0.0
+        for partition, cumulative in zip(self.writable, self.cumulative_weights, strict=True):
+            out[partition] = (cumulative - previous) / total
+            previous = cumulative
+        return out
+
+    @staticmethod
+    def build(
+        topic: str,
+        partition_count: int,
+        muted: Iterable[int],
+        queue_sizes: Mapping[int, int] | None,
+        *,
+        adaptive: bool = True,
+        version: int = 0,
+    ) -> TopicSnapshot:
+        """A snapshot in which every partition of ``range(partition_count)`` not in ``muted`` is writable.
+
+        Weights follow Kafka's ``BuiltInPartitioner.updatePartitionLoadStats`` (KIP-794): over the writable
+        partitions, ``weight_p = max_queue + 1 - queue_p``, so an empty queue gets the most traffic and the
+        fullest still gets a trickle (weight 1) instead of none. Worked numbers: queues {0: 0, 1: 3, 2: 1} ->
+        max 3 -> weights 4, 1, 3 -> cumulative (4, 5, 8) -> partition 0 gets 4/8 = 50 % of the sticky
+        switches, partition 1 12.5 %, partition 2 37.5 % (uniform would be 33 % each). A partition missing from
+        ``queue_sizes`` counts as an empty queue; negative sizes count as 0. Muted partitions' queues are ignored
+        (they take no unkeyed traffic, so their backlog must not flatten everyone else's weights). With
+        ``adaptive=False`` or no sizes every weight is 1: cumulative (1, 2, 3, ...), i.e. uniform.
+
+        Muted ids outside ``range(partition_count)`` are dropped (they cannot receive messages anyway).
+        """
+        if partition_count < 0:
+            raise ConfigError(
+                f"partition_count: must be >= 0 for topic {topic!r}, got {partition_count}; pass the topic's "
+                "partition count from metadata"
+            )
+        muted_set = frozenset(p for p in muted if 0 <= p < partition_count)
+        writable = tuple(p for p in range(partition_count) if p not in muted_set)
+        if adaptive and queue_sizes and writable:
+            sizes = [max(0, queue_sizes.get(p, 0)) for p in writable]
+            max_plus_one = max(sizes) + 1
+            weights = [float(max_plus_one - size) for size in sizes]
+        else:
+            weights = [1.0] * len(writable)
+        return TopicSnapshot(
+            topic=topic,
+            partition_count=partition_count,
+            writable=writable,
+            muted=muted_set,
+            cumulative_weights=tuple(accumulate(weights)),
+            version=version,
+        )

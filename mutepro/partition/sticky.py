@@ -1,0 +1,118 @@
+"""Sticky, load-weighted choice of a partition for unkeyed messages (KIP-480 + KIP-794), writable partitions only.
+
+Why sticky: one partition per topic collects messages until a batch is worth sending, so unkeyed traffic forms
+full batches instead of one tiny batch per partition (KIP-480 measured up to ~50 % lower latency). librdkafka
+does the same with ``sticky.partitioning.linger.ms`` (default 2 x ``linger.ms`` = 10 ms): it keeps the sticky
+partition until that interval has passed or the partition became unavailable. Java (KIP-794) switches after
+``batch.size`` bytes (16384). We switch on whichever comes first, so a fast producer does not pile 10 ms of
+traffic onto one partition and a slow one does not stick to a partition for ever.
+
+Why weighted: at each switch the next partition is drawn with probability proportional to its KIP-794 weight
+(``TopicSnapshot.cumulative_weights``), so partitions whose queues are filling up get fewer new batches.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from bisect import bisect_right
+from collections.abc import Callable
+
+from mutepro.errors import ConfigError
+from mutepro.partition.snapshot import TopicSnapshot
+
+
+class _Stick:
+    """The current sticky partition of one topic. Mutated only through ``sent``; replaced whole on a switch."""
+
+    __slots__ = ("deadline", "partition", "sent")
+
+    def __init__(self, partition: int, deadline: float) -> None:
+        self.partition = partition
+        self.deadline = deadline
+        self.sent = 0
+
+
+class StickyChooser:
+    """Per-topic sticky partition over ``snap.writable``, switched by bytes, time or mute; weighted at switches.
+
+    ``sticky_bytes <= 0`` disables the byte limit (time-only, like librdkafka). ``linger_s == 0`` disables
+    stickiness: every message draws a new partition (librdkafka's ``sticky.partitioning.linger.ms=0``).
+
+    Thread-safety: many producing threads may call :meth:`choose` at once without a lock. The per-topic state
+    is one object replaced by a single dict assignment, and the only in-place update is ``sent += nbytes``; a race
+    can lose a byte count or make two threads switch at once (an extra switch), but every returned partition
+    was in the ``writable`` of the snapshot the caller passed and nothing can raise.
+    """
+
+    __slots__ = ("_clock", "_linger_s", "_rng", "_state", "_sticky_bytes")
+
+    def __init__(
+        self,
+        *,
+        sticky_bytes: int = 16384,
+        linger_s: float = 0.01,
+        rng: random.Random | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if linger_s < 0:
+            raise ConfigError(
+                f"linger_s: must be >= 0 seconds, got {linger_s}; use 0 to disable stickiness "
+                "(librdkafka sticky.partitioning.linger.ms / 1000)"
+            )
+        self._sticky_bytes = sticky_bytes if sticky_bytes > 0 else 0
+        self._linger_s = float(linger_s)
+        self._rng = rng if rng is not None else random.Random()
+        self._clock = clock
+        self._state: dict[str, _Stick] = {}
+
+    def choose(self, snap: TopicSnapshot, nbytes: int) -> int | None:
+        """The partition for an unkeyed message of ``nbytes`` bytes, or ``None`` if nothing is writable."""
+        stick = self._state.get(snap.topic)
+        if stick is not None:
+            partition = stick.partition
+            if partition in snap.writable_set and (
+                (self._sticky_bytes == 0 or stick.sent < self._sticky_bytes)
+                and self._clock() < stick.deadline
+            ):
+                stick.sent += nbytes
+                return partition
+        partition = self.pick(snap)
+        if partition is None:
+            self._state.pop(snap.topic, None)
+            return None
+        if self._linger_s > 0:
+            stick = _Stick(partition, self._clock() + self._linger_s)
+            stick.sent = nbytes
+            self._state[snap.topic] = stick
+        return partition
+
+    def pick(self, snap: TopicSnapshot) -> int | None:
+        """One weighted random draw over ``snap.writable`` (no stickiness); ``None`` if nothing is writable.
+
+        Like Java's ``BuiltInPartitioner.nextPartition``: draw ``r`` uniformly in ``[0, total)`` and take the first
+        partition whose cumulative weight exceeds ``r``. Worked numbers: cumulative (4, 5, 8) and r = 4.7 ->
+        ``bisect_right`` -> index 1, the partition holding weight slice [4, 5).
+        """
+        writable = snap.writable
+        count = len(writable)
+        if count == 0:
+            return None
+        if count == 1:
+            return writable[0]
+        cumulative = snap.cumulative_weights
+        index = bisect_right(cumulative, self._rng.random() * cumulative[-1])
+        # random() < 1.0, but the product can round up to the total; never step past the last partition.
+        return writable[index if index < count else count - 1]
+
+    def current(self, topic: str) -> int | None:
+        """The topic's current sticky partition, if any (for tests and diagnostics)."""
+        stick = self._state.get(topic)
+        return None if stick is None else stick.partition
+
+    def reset(self, topic: str | None = None) -> None:
+        """Forget the sticky partition of ``topic`` (all topics when ``None``); the next message draws anew."""
+        if topic is None:
+            self._state.clear()
+        else:
+            self._state.pop(topic, None)
