@@ -13,7 +13,7 @@ How it works (worked on the KIP-36 vector, racks ``{0:r1, 1:r3, 2:r3, 3:r2, 4:r2
 3. Followers are taken at ``replica_index(first, shift * num_racks, k, n)``, skipping a broker whose rack
    already holds a replica while some rack holds none (and a broker that already holds one while some
    broker holds none). With ``start = 0`` partition 0 gets ``[0, 3, 1]`` — three racks.
-4. Every ``n`` partitions the shift grows by one so partition 6 is ``[0, 4, 2]``, not a repeat of ``[0, 3, 1]``.
+4. Every ``n`` partitions the shift grows by one, so partition 6 is ``[0, 4, 2]``, not ``[0, 3, 1]`` again.
 
 Hence: RF <= racks gives at most one replica per rack; RF >= racks gives every rack at least one replica.
 """
@@ -114,7 +114,8 @@ def assign_replicas_to_brokers(
         )
     if replication_factor <= 0:
         raise PlacementError(
-            f"Replication factor must be larger than 0 (replication_factor={replication_factor}); pass at least 1."
+            f"Replication factor must be larger than 0 (replication_factor={replication_factor}); "
+            "pass at least 1."
         )
     if replication_factor > len(metas):
         raise PlacementError(
@@ -125,13 +126,18 @@ def assign_replicas_to_brokers(
     with_rack = [b for b in metas if b.rack is not None]
     if not with_rack:
         return _assign_rack_unaware(
-            n_partitions, replication_factor, [b.id for b in metas], fixed_start_index, start_partition_id, rng
+            n_partitions,
+            replication_factor,
+            [b.id for b in metas],
+            fixed_start_index,
+            start_partition_id,
+            rng,
         )
     if len(with_rack) != len(metas):
         missing = sorted(b.id for b in metas if b.rack is None)
         raise PlacementError(
-            f"{PARTIAL_RACKS_MESSAGE} Brokers without broker.rack: {missing}. Set broker.rack on every broker "
-            "(or on none) and restart them."
+            f"{PARTIAL_RACKS_MESSAGE} Brokers without broker.rack: {missing}. Set broker.rack on every "
+            "broker (or on none) and restart them."
         )
     return _assign_rack_aware(
         n_partitions,
@@ -161,7 +167,9 @@ def _assign_rack_unaware(
             next_shift += 1
         first = (partition + start_index) % n
         replicas = [broker_list[first]]
-        replicas += [broker_list[replica_index(first, next_shift, j, n)] for j in range(replication_factor - 1)]
+        replicas += [
+            broker_list[replica_index(first, next_shift, j, n)] for j in range(replication_factor - 1)
+        ]
         result[partition] = replicas
         partition += 1
     return result
@@ -210,7 +218,7 @@ def _assign_rack_aware(
     return result
 
 
-# -- properties ------------------------------------------------------------------------------------------------
+# -- properties ---------------------------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -219,7 +227,7 @@ class PlacementCheck:
 
     num_racks: int
     replication_factor: int
-    #: partitions that break KIP-36's rule: a rack twice while RF <= racks, or a rack missing while RF >= racks
+    #: partitions breaking KIP-36: a rack twice while RF <= racks, or a rack missing while RF >= racks
     rack_violations: tuple[int, ...]
     leaders_per_broker: Mapping[int, int]
     replicas_per_broker: Mapping[int, int]
@@ -249,13 +257,17 @@ class PlacementCheck:
         return max(counts) - min(counts) if counts else 0
 
 
-def partition_rack_violation(replicas: Sequence[int], broker_racks: Mapping[int, str], num_racks: int) -> bool:
-    """True if ``replicas`` break KIP-36: with RF 3 on 3 racks, ``[1, 4]`` on the same rack plus one is a break."""
+def partition_rack_violation(
+    replicas: Sequence[int], broker_racks: Mapping[int, str], num_racks: int
+) -> bool:
+    """True if ``replicas`` cover fewer than ``min(RF, racks)`` racks (RF 3, 3 racks, two on one rack)."""
     distinct = len({broker_racks.get(b) for b in replicas})
     return distinct < min(len(replicas), num_racks)
 
 
-def check_placement(assignment: Mapping[int, Sequence[int]], broker_racks: Mapping[int, str]) -> PlacementCheck:
+def check_placement(
+    assignment: Mapping[int, Sequence[int]], broker_racks: Mapping[int, str]
+) -> PlacementCheck:
     """Measure rack spread and balance of ``assignment`` over the brokers in ``broker_racks``.
 
     Every broker in ``broker_racks`` is counted, even one with no leader, so an idle broker shows as skew.
