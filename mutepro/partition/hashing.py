@@ -1,7 +1,7 @@
 """Keyed partitioning that is bit-for-bit librdkafka's, for every value of its ``partitioner`` setting.
 
-Replacing ``confluent_kafka.Producer`` with mutepro must not move a single keyed message while all partitions are
-healthy, so the home partition of a key is computed exactly as librdkafka does it (``rdkafka_msg.c``,
+Replacing ``confluent_kafka.Producer`` with mutepro must not move a single keyed message while all partitions
+are healthy, so the home partition of a key is computed exactly as librdkafka does it (``rdkafka_msg.c``,
 ``rd_kafka_msg_partitioner`` and ``rd_kafka_msg_partitioner_*``; librdkafka v2.15/2.16):
 
 * ``consistent`` / ``murmur2`` / ``fnv1a`` (the non-random variants) make librdkafka set
@@ -13,13 +13,13 @@ healthy, so the home partition of a key is computed exactly as librdkafka does i
   (``murmur2_random`` with ``b""`` on 17 partitions -> 11, exactly like Java's producer).
 * ``random``: never deterministic.
 
-``key_partitioner(name)`` returns ``f(key, partition_count) -> int | None``; ``None`` means "librdkafka would pick
-a random (sticky) partition for this key", so the caller treats the message as unkeyed.
+``key_partitioner(name)`` returns ``f(key, partition_count) -> int | None``; ``None`` means "librdkafka would
+pick a random (sticky) partition for this key", so the caller treats the message as unkeyed.
 
 The hashing itself is done by confluent-kafka's C helpers (``confluent_kafka.murmur2/consistent/fnv1a``, since
-2.13), which call librdkafka's own ``rd_murmur2``/``rd_crc32``/``rd_fnv1a``; the pure-Python hashes below are the
-fallback for older clients and the reference the unit tests check both against (librdkafka 0048-partitioner
-and Java ``UtilsTest`` vectors).
+2.13), which call librdkafka's own ``rd_murmur2``/``rd_crc32``/``rd_fnv1a``; the pure-Python hashes below are
+the fallback for older clients and the reference the unit tests check both against (librdkafka
+0048-partitioner and Java ``UtilsTest`` vectors).
 """
 
 from __future__ import annotations
@@ -46,9 +46,9 @@ PARTITIONERS: tuple[str, ...] = (
 _M32 = 0xFFFFFFFF
 
 
-# ---------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 # Raw 32-bit hashes (unsigned), as librdkafka computes them.
-# ---------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 
 
 def crc32_hash(key: bytes) -> int:
@@ -134,14 +134,14 @@ def _as_bytes(key: object) -> bytes:
     raise TypeError(f"message key must be bytes, str or None, got {type(key).__name__}")
 
 
-# ---------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 # Partitioner builders. Each closure is on the produce hot path: one truthiness/None test, one C call; the
 # TypeError branch only runs for str (or other buffer) keys, which the C helpers reject.
-# ---------------------------------------------------------------------------------------------------------------
+# ------------------------------------------------------------------------------------------------------------
 
 
 def _always_hashed(fn: _HashPartition) -> KeyPartitioner:
-    """``consistent``/``murmur2``/``fnv1a``: NULL is hashed as the empty key (librdkafka passes NULL, len 0)."""
+    """``consistent``/``murmur2``/``fnv1a``: NULL is hashed like ``b""`` (librdkafka passes NULL, len 0)."""
 
     def partition(key: bytes | None, partition_count: int) -> int | None:
         if key is None:
@@ -203,8 +203,8 @@ _CACHE: dict[str, KeyPartitioner] = {}
 def key_partitioner(name: str) -> KeyPartitioner:
     """The librdkafka ``partitioner`` called ``name`` as ``f(key, partition_count) -> partition | None``.
 
-    ``None`` means librdkafka would choose a random (sticky) partition for that key. Names are matched exactly,
-    as librdkafka's ``strcmp`` does. Raises :class:`ConfigError` for an unknown name.
+    ``None`` means librdkafka would choose a random (sticky) partition for that key. Names are matched
+    exactly, as librdkafka's ``strcmp`` does. Raises :class:`ConfigError` for an unknown name.
     """
     try:
         return _CACHE[name]

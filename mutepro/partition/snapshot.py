@@ -1,9 +1,9 @@
 """The immutable per-topic view the partition logic reads on the hot path.
 
-The mute manager builds a new :class:`TopicSnapshot` whenever a partition is muted or unmuted (or load stats are
-refreshed) and swaps the reference whole; producing threads read whichever snapshot they picked up without any
-lock. Everything a produce call needs is precomputed here: the writable partitions, a set for O(1) membership,
-and the KIP-794 cumulative weight table the sticky chooser bisects.
+The mute manager builds a new :class:`TopicSnapshot` whenever a partition is muted or unmuted (or load stats
+are refreshed) and swaps the reference whole; producing threads read whichever snapshot they picked up without
+any lock. Everything a produce call needs is precomputed here: the writable partitions, a set for O(1)
+membership, and the KIP-794 cumulative weight table the sticky chooser bisects.
 """
 
 from __future__ import annotations
@@ -34,8 +34,8 @@ class TopicSnapshot:
     def __post_init__(self) -> None:
         if len(self.cumulative_weights) != len(self.writable):
             raise ConfigError(
-                f"cumulative_weights: {len(self.cumulative_weights)} entries for {len(self.writable)} writable "
-                f"partitions of topic {self.topic!r}; build snapshots with TopicSnapshot.build()"
+                f"cumulative_weights: {len(self.cumulative_weights)} entries for {len(self.writable)} "
+                f"writable partitions of topic {self.topic!r}; build snapshots with TopicSnapshot.build()"
             )
         object.__setattr__(self, "writable_set", frozenset(self.writable))
 
@@ -73,10 +73,10 @@ class TopicSnapshot:
         partitions, ``weight_p = max_queue + 1 - queue_p``, so an empty queue gets the most traffic and the
         fullest still gets a trickle (weight 1) instead of none. Worked numbers: queues {0: 0, 1: 3, 2: 1} ->
         max 3 -> weights 4, 1, 3 -> cumulative (4, 5, 8) -> partition 0 gets 4/8 = 50 % of the sticky
-        switches, partition 1 12.5 %, partition 2 37.5 % (uniform would be 33 % each). A partition missing from
-        ``queue_sizes`` counts as an empty queue; negative sizes count as 0. Muted partitions' queues are ignored
-        (they take no unkeyed traffic, so their backlog must not flatten everyone else's weights). With
-        ``adaptive=False`` or no sizes every weight is 1: cumulative (1, 2, 3, ...), i.e. uniform.
+        switches, partition 1 12.5 %, partition 2 37.5 % (uniform would be 33 % each). A partition missing
+        from ``queue_sizes`` counts as an empty queue; negative sizes count as 0. Muted partitions' queues are
+        ignored (they take no unkeyed traffic, so their backlog must not flatten everyone else's weights).
+        With ``adaptive=False`` or no sizes every weight is 1: cumulative (1, 2, 3, ...), i.e. uniform.
 
         Muted ids outside ``range(partition_count)`` are dropped (they cannot receive messages anyway).
         """

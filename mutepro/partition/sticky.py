@@ -1,4 +1,4 @@
-"""Sticky, load-weighted choice of a partition for unkeyed messages (KIP-480 + KIP-794), writable partitions only.
+"""Sticky, load-weighted choice of a writable partition for unkeyed messages (KIP-480 + KIP-794).
 
 Why sticky: one partition per topic collects messages until a batch is worth sending, so unkeyed traffic forms
 full batches instead of one tiny batch per partition (KIP-480 measured up to ~50 % lower latency). librdkafka
@@ -23,7 +23,7 @@ from mutepro.partition.snapshot import TopicSnapshot
 
 
 class _Stick:
-    """The current sticky partition of one topic. Mutated only through ``sent``; replaced whole on a switch."""
+    """One topic's current sticky partition; only ``sent`` changes in place, a switch replaces it whole."""
 
     __slots__ = ("deadline", "partition", "sent")
 
@@ -34,15 +34,15 @@ class _Stick:
 
 
 class StickyChooser:
-    """Per-topic sticky partition over ``snap.writable``, switched by bytes, time or mute; weighted at switches.
+    """Per-topic sticky partition over ``snap.writable``; switches by bytes, time or mute, weighted by load.
 
     ``sticky_bytes <= 0`` disables the byte limit (time-only, like librdkafka). ``linger_s == 0`` disables
     stickiness: every message draws a new partition (librdkafka's ``sticky.partitioning.linger.ms=0``).
 
     Thread-safety: many producing threads may call :meth:`choose` at once without a lock. The per-topic state
-    is one object replaced by a single dict assignment, and the only in-place update is ``sent += nbytes``; a race
-    can lose a byte count or make two threads switch at once (an extra switch), but every returned partition
-    was in the ``writable`` of the snapshot the caller passed and nothing can raise.
+    is one object replaced by a single dict assignment, and the only in-place update is ``sent += nbytes``; a
+    race can lose a byte count or make two threads switch at once (an extra switch), but every returned
+    partition was in the ``writable`` of the snapshot the caller passed and nothing can raise.
     """
 
     __slots__ = ("_clock", "_linger_s", "_rng", "_state", "_sticky_bytes")
@@ -77,22 +77,22 @@ class StickyChooser:
             ):
                 stick.sent += nbytes
                 return partition
-        partition = self.pick(snap)
-        if partition is None:
+        chosen = self.pick(snap)
+        if chosen is None:
             self._state.pop(snap.topic, None)
             return None
         if self._linger_s > 0:
-            stick = _Stick(partition, self._clock() + self._linger_s)
+            stick = _Stick(chosen, self._clock() + self._linger_s)
             stick.sent = nbytes
             self._state[snap.topic] = stick
-        return partition
+        return chosen
 
     def pick(self, snap: TopicSnapshot) -> int | None:
         """One weighted random draw over ``snap.writable`` (no stickiness); ``None`` if nothing is writable.
 
-        Like Java's ``BuiltInPartitioner.nextPartition``: draw ``r`` uniformly in ``[0, total)`` and take the first
-        partition whose cumulative weight exceeds ``r``. Worked numbers: cumulative (4, 5, 8) and r = 4.7 ->
-        ``bisect_right`` -> index 1, the partition holding weight slice [4, 5).
+        Like Java's ``BuiltInPartitioner.nextPartition``: draw ``r`` uniformly in ``[0, total)`` and take the
+        first partition whose cumulative weight exceeds ``r``. Worked numbers: cumulative (4, 5, 8) and r =
+        4.7 -> ``bisect_right`` -> index 1, the partition holding weight slice [4, 5).
         """
         writable = snap.writable
         count = len(writable)
@@ -111,7 +111,7 @@ class StickyChooser:
         return None if stick is None else stick.partition
 
     def reset(self, topic: str | None = None) -> None:
-        """Forget the sticky partition of ``topic`` (all topics when ``None``); the next message draws anew."""
+        """Forget the sticky partition of ``topic`` (all topics when ``None``); the next message redraws."""
         if topic is None:
             self._state.clear()
         else:
