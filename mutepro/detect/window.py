@@ -4,9 +4,10 @@
   totals are updated on every record, subtracting the outcome that falls out ("subtract on evict"), so both
   ``record`` and ``stats`` are O(1).
 * :class:`TimeWindow` — the calls of the last ``size_s`` seconds (resilience4j ``TIME_BASED``), aggregated in
-  ``buckets`` partial buckets (1 s each by default). Buckets are keyed by ``floor(now / width)``; the head bucket
-  holds the current one, the others the ``buckets - 1`` before it. Moving the head forward clears the buckets it
-  passes, so a record or a read costs O(1) amortised (at most ``buckets`` clears, however long the gap).
+  ``buckets`` partial buckets (1 s each by default). Buckets are keyed by ``floor(now / width)``; the head
+  bucket holds the current one, the others the ``buckets - 1`` before it. Moving the head forward clears the
+  buckets it passes, so a record or a read costs O(1) amortised (at most ``buckets`` clears, however long the
+  gap).
 
 A window records a call as *failed* and/or *slow*; the detectors decide what those mean.
 """
@@ -32,7 +33,7 @@ class WindowStats:
 
     @classmethod
     def of(cls, calls: int, failures: int, slow_calls: int) -> WindowStats:
-        """Build stats from raw counts, deriving the two rates (0 for an empty window, never a division by 0)."""
+        """Build stats from raw counts, deriving the two rates (0 for an empty window)."""
         if calls <= 0:
             return cls(0, 0, 0, 0.0, 0.0)
         return cls(calls, failures, slow_calls, failures / calls, slow_calls / calls)
@@ -71,7 +72,7 @@ class CountWindow:
         self._slow = 0
 
     def record(self, *, failed: bool, slow: bool, now: float = 0.0) -> None:
-        """Add one call, evicting the oldest once ``size`` calls are held. ``now`` is ignored (count based)."""
+        """Add one call, evicting the oldest once ``size`` calls are held; ``now`` is ignored."""
         if self._filled == self.size:
             old = self._slots[self._next]
             self._failures -= old & _FAILED
@@ -100,11 +101,12 @@ class CountWindow:
 class TimeWindow:
     """The calls of the last ``size_s`` seconds (resilience4j TIME_BASED), in ``buckets`` partial aggregates.
 
-    With ``size_s=10`` and the default 1 s buckets, a call recorded at t=100.4 sits in bucket 100 and stays counted
-    while the head bucket is 100..109, i.e. until ``now`` reaches 110.0: a call is visible for between
+    With ``size_s=10`` and the default 1 s buckets, a call recorded at t=100.4 sits in bucket 100 and stays
+    counted while the head bucket is 100..109, i.e. until ``now`` reaches 110.0: a call is visible for between
     ``size_s - width`` and ``size_s`` seconds, exactly like resilience4j's epoch-second buckets.
-    A call whose timestamp is older than the head (delivery reports can arrive with slightly earlier timestamps than a
-    check that already ran) is added to its own bucket if that bucket is still in the window, and dropped otherwise.
+    A call whose timestamp is older than the head (delivery reports can arrive with slightly earlier
+    timestamps than a check that already ran) is added to its own bucket if that bucket is still in the
+    window, and dropped otherwise.
     """
 
     def __init__(self, size_s: float, buckets: int | None = None) -> None:
@@ -128,7 +130,7 @@ class TimeWindow:
         return math.floor(now / self.width_s)
 
     def _advance(self, bucket: int) -> None:
-        """Move the head to ``bucket``, clearing every bucket that leaves the window (at most ``buckets`` of them)."""
+        """Move the head to ``bucket``, clearing the buckets that leave the window (at most ``buckets``)."""
         if self._head is None:
             self._head = bucket
             return
@@ -205,8 +207,8 @@ def make_window(kind: str, size: float) -> SlidingWindow:
 def effective_minimum_calls(window: SlidingWindow, minimum_calls: int) -> int:
     """The minimum number of calls before a rate counts, capped at a count window's size.
 
-    resilience4j does the same (``min(minimumNumberOfCalls, slidingWindowSize)`` for COUNT_BASED): a window of 10
-    calls with a minimum of 100 could otherwise never trip.
+    resilience4j does the same (``min(minimumNumberOfCalls, slidingWindowSize)`` for COUNT_BASED): a window
+    of 10 calls with a minimum of 100 could otherwise never trip.
     """
     if isinstance(window, CountWindow):
         return min(minimum_calls, window.size)

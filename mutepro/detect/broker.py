@@ -1,0 +1,116 @@
+"""Broker-level detection: mute every partition a broker leads when the broker as a whole is bad."""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping
+
+from mutepro.detect.failure_rate import check_minimum
+from mutepro.detect.model import Verdict
+from mutepro.detect.stats import StatsSnapshot
+from mutepro.errors import ConfigError
+
+# States in which a broker is not counted as down. INIT: librdkafka connects sparsely (only to brokers it
+# needs), so a broker it never talked to stays in INIT forever without anything being wrong. UPDATE: a
+# transient state while the broker's address is updated from metadata.
+_NOT_DOWN = frozenset({"UP", "INIT", "UPDATE"})
+
+
+class BrokerDetector:
+    """Judges brokers from partition verdicts and librdkafka statistics; one instance per producer.
+
+    A broker gets a ``"broker"`` verdict when any of these hold (the ``cause`` detail lists every one that
+    did):
+
+    * ``bad_partitions`` — at least ``min_bad_partitions`` of the partitions it leads are muted/bad (several
+      partitions failing together point at their common leader, not at the partitions);
+    * ``down`` — librdkafka reports it in a state other than UP (and other than INIT/UPDATE, see above) for
+      at least ``down_grace_s`` seconds while it still leads a partition (a broker leading nothing has
+      nothing to mute). The time counted is the longer of what this detector has watched and librdkafka's
+      ``stateage``;
+    * ``latency`` — its rtt p99 is more than ``latency_factor`` x the median rtt p99 of the *other* UP brokers
+      that have rtt samples, and more than ``min_latency_ms``; this needs at least 2 other brokers to compare
+      with (with one other broker "the others" is a single opinion). Example: p99s of 4, 5 and 60 ms with
+      factor 5 and min 20 ms: 60 > 5 x median(4, 5) = 22.5 and 60 > 20, so the third broker is muted.
+
+    Unmuting is the manager's job: it drops the broker verdict once ``evaluate`` stops returning it and moves
+    partitions whose leadership went to a healthy broker.
+    """
+
+    name = "broker"
+
+    def __init__(
+        self, min_bad_partitions: int, latency_factor: float, min_latency_ms: float, down_grace_s: float = 2.0
+    ) -> None:
+        self.min_bad_partitions = check_minimum("broker.min_bad_partitions", min_bad_partitions)
+        if not latency_factor > 1.0:
+            raise ConfigError(f"broker.latency_factor must be > 1 (e.g. 5), got {latency_factor!r}")
+        if not min_latency_ms >= 0:
+            raise ConfigError(f"broker.min_latency_ms must be >= 0 milliseconds, got {min_latency_ms!r}")
+        if not down_grace_s >= 0:
+            raise ConfigError(f"broker.down_grace_s must be >= 0 seconds, got {down_grace_s!r}")
+        self.latency_factor = float(latency_factor)
+        self.min_latency_ms = float(min_latency_ms)
+        self.down_grace_s = float(down_grace_s)
+        self._down_since: dict[int, float] = {}
+
+    def evaluate(
+        self, stats: StatsSnapshot | None, bad_partitions_by_leader: Mapping[int, int], now: float
+    ) -> dict[int, Verdict]:
+        """Return broker id -> why all its partitions should be muted (empty when every broker is fine)."""
+        found: dict[int, dict[str, float | int | str]] = {}
+
+        def add(node: int, cause: str, figures: Mapping[str, float | int | str]) -> None:
+            entry = found.setdefault(node, {"broker_id": node})
+            entry["cause"] = f"{entry['cause']},{cause}" if "cause" in entry else cause
+            entry.update(figures)
+
+        for node, bad in bad_partitions_by_leader.items():
+            if node >= 0 and bad >= self.min_bad_partitions:
+                add(
+                    node,
+                    "bad_partitions",
+                    {"bad_partitions": bad, "min_bad_partitions": self.min_bad_partitions},
+                )
+
+        if stats is not None:
+            self._check_down(stats, now, add)
+            self._check_latency(stats, add)
+
+        return {node: Verdict("broker", detail) for node, detail in sorted(found.items())}
+
+    def _check_down(self, stats: StatsSnapshot, now: float, add) -> None:  # type: ignore[no-untyped-def]
+        leading = {p.leader for p in stats.partitions.values()}
+        for node, b in stats.brokers.items():
+            if b.state in _NOT_DOWN:
+                self._down_since.pop(node, None)
+                continue
+            since = self._down_since.setdefault(node, now)
+            down_for = max(now - since, b.state_age_s)
+            if down_for >= self.down_grace_s and node in leading:
+                add(node, "down", {"state": b.state, "down_s": round(down_for, 3)})
+        for node in list(self._down_since):
+            if node not in stats.brokers:
+                del self._down_since[node]  # gone from metadata: nothing left to judge
+
+    def _check_latency(self, stats: StatsSnapshot, add) -> None:  # type: ignore[no-untyped-def]
+        p99 = {n: b.rtt_p99_ms for n, b in stats.brokers.items() if b.state == "UP" and b.rtt_samples > 0}
+        if len(p99) < 3:
+            return  # each broker needs >= 2 others to compare with
+        for node, mine in p99.items():
+            others = [v for n, v in p99.items() if n != node]
+            median = statistics.median(others)
+            if mine > self.latency_factor * median and mine > self.min_latency_ms:
+                add(
+                    node,
+                    "latency",
+                    {
+                        "rtt_p99_ms": round(mine, 3),
+                        "median_rtt_p99_ms": round(median, 3),
+                        "latency_factor": self.latency_factor,
+                    },
+                )
+
+    def reset(self) -> None:
+        """Forget how long brokers have been seen down."""
+        self._down_since.clear()

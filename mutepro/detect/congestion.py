@@ -1,0 +1,56 @@
+"""Congestion: KIP-693's "mute when in-flight is full", generalised to a share of the producer's buffer."""
+
+from __future__ import annotations
+
+from mutepro.detect.failure_rate import check_minimum, check_rate
+from mutepro.detect.model import Delivery, PartitionLoad, Verdict
+
+
+class CongestionDetector:
+    """Trips when one partition holds more than ``max_share`` of the producer's buffer (messages or bytes).
+
+    librdkafka's queue limits are global per producer: one partition whose leader drains slowly fills the
+    whole buffer and every other partition gets ``BufferError: Local: Queue full``. Muting it at, say,
+    ``max_share=0.25`` of ``queue.buffering.max.messages=100000`` (25,000 outstanding) keeps 75 % for the
+    healthy partitions. ``min_messages`` keeps tiny buffers from tripping on a handful of messages.
+    Comparisons are strict ("more than its share"); the detector keeps no history, so ``record`` and
+    ``reset`` do nothing.
+    """
+
+    name = "congestion"
+
+    def __init__(self, max_share: float, min_messages: int) -> None:
+        self.max_share = check_rate("congestion.max_share", max_share)
+        self.min_messages = check_minimum("congestion.min_messages", min_messages)
+
+    def record(self, delivery: Delivery) -> None:
+        """Nothing to remember: congestion is read from the live load."""
+
+    def check(self, load: PartitionLoad, now: float) -> Verdict | None:
+        """Return a ``congestion`` verdict when the share of messages or bytes is over ``max_share``."""
+        if load.outstanding < self.min_messages:
+            return None
+        msg_limit = self.max_share * load.buffer_max_messages
+        byte_limit = self.max_share * load.buffer_max_bytes
+        over_msgs = load.buffer_max_messages > 0 and load.outstanding > msg_limit
+        over_bytes = load.buffer_max_bytes > 0 and load.outstanding_bytes > byte_limit
+        if not (over_msgs or over_bytes):
+            return None
+        return Verdict(
+            "congestion",
+            {
+                "outstanding": load.outstanding,
+                "outstanding_bytes": load.outstanding_bytes,
+                "message_share": round(load.outstanding / load.buffer_max_messages, 4)
+                if load.buffer_max_messages > 0
+                else 0.0,
+                "byte_share": round(load.outstanding_bytes / load.buffer_max_bytes, 4)
+                if load.buffer_max_bytes > 0
+                else 0.0,
+                "max_share_pct": round(self.max_share * 100, 2),
+                "limit": "messages" if over_msgs else "bytes",
+            },
+        )
+
+    def reset(self) -> None:
+        """Nothing to forget."""

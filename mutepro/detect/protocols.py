@@ -1,0 +1,40 @@
+"""Plug-in points for custom detectors: implement these Protocols and hand the objects to the mute manager."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Protocol, runtime_checkable
+
+from mutepro.detect.model import Delivery, PartitionLoad, Verdict
+from mutepro.detect.stats import StatsSnapshot
+
+
+@runtime_checkable
+class PartitionDetector(Protocol):
+    """Judges one partition. One instance per partition, so it may keep per-partition state (a window)."""
+
+    name: str
+
+    def record(self, delivery: Delivery) -> None:
+        """Take one final delivery report of this partition. Called on the poller thread; keep it O(1)."""
+        ...
+
+    def check(self, load: PartitionLoad, now: float) -> Verdict | None:
+        """Return a verdict if the partition should be muted now, else None. Keep it O(1) or O(log n)."""
+        ...
+
+    def reset(self) -> None:
+        """Forget the past: called when the partition is unmuted so it starts with a fresh window."""
+        ...
+
+
+@runtime_checkable
+class BrokerHealthDetector(Protocol):
+    """Judges brokers as a whole (one instance per producer); see
+    :class:`mutepro.detect.broker.BrokerDetector`."""
+
+    def evaluate(
+        self, stats: StatsSnapshot | None, bad_partitions_by_leader: Mapping[int, int], now: float
+    ) -> dict[int, Verdict]:
+        """Return broker id -> why all its partitions should be muted."""
+        ...

@@ -1,0 +1,69 @@
+"""Slow calls: delivery latency over a threshold at a slow-call rate, counting stuck messages as they age."""
+
+from __future__ import annotations
+
+from mutepro.detect.failure_rate import check_minimum, check_rate
+from mutepro.detect.model import Delivery, PartitionLoad, Verdict
+from mutepro.detect.window import SlidingWindow, effective_minimum_calls
+from mutepro.errors import ConfigError
+
+
+class SlowCallDetector:
+    """Trips when ``calls >= minimum_calls`` and the slow-call rate is ``>= rate_threshold``.
+
+    A delivered call is slow when ``latency_s > threshold_s`` (strictly, as resilience4j). A stalled broker
+    sends no delivery reports at all, so the window alone would never see it: at each check the
+    still-outstanding messages older than ``threshold_s`` are added as slow calls on top of the window
+    (``calls + n``, ``slow + n``) without being recorded. There is no double counting: once such a message is
+    delivered it is recorded normally and is no longer outstanding. Example: window holds 100 fast calls,
+    threshold 1 s, rate 0.5; the broker stalls and the producer keeps sending 200 msg/s to the partition —
+    1.5 s later ~100 messages are older than 1 s, so the rate is 100 / 200 = 0.5 and the partition is muted,
+    without a single report having arrived.
+    """
+
+    name = "slow_call"
+
+    def __init__(
+        self, threshold_s: float, rate_threshold: float, window: SlidingWindow, minimum_calls: int
+    ) -> None:
+        if not threshold_s > 0:
+            raise ConfigError(f"slow_call.threshold_s must be > 0 seconds, got {threshold_s!r}")
+        self.threshold_s = float(threshold_s)
+        self.rate_threshold = check_rate("slow_call.rate_threshold", rate_threshold)
+        self.window = window
+        self.minimum_calls = check_minimum("slow_call.minimum_calls", minimum_calls)
+        self._minimum = effective_minimum_calls(window, self.minimum_calls)
+
+    def record(self, delivery: Delivery) -> None:
+        """Count one final report; slow = latency over the threshold (failed or not)."""
+        self.window.record(
+            failed=not delivery.ok, slow=delivery.latency_s > self.threshold_s, now=delivery.now
+        )
+
+    def check(self, load: PartitionLoad, now: float) -> Verdict | None:
+        """Return a ``slow_call`` verdict when window + stuck messages are past the rate threshold."""
+        stats = self.window.stats(now)
+        stuck = load.count_older_than(self.threshold_s)
+        calls = stats.calls + stuck
+        slow = stats.slow_calls + stuck
+        if calls == 0 or calls < self._minimum:
+            return None
+        rate = slow / calls
+        if rate < self.rate_threshold:
+            return None
+        return Verdict(
+            "slow_call",
+            {
+                "slow_call_rate": round(rate, 4),
+                "threshold_pct": round(self.rate_threshold * 100, 2),
+                "threshold_s": self.threshold_s,
+                "calls": calls,
+                "slow_calls": slow,
+                "stuck": stuck,
+                "oldest_age_s": round(load.oldest_age_s, 3) if load.oldest_age_s is not None else 0.0,
+            },
+        )
+
+    def reset(self) -> None:
+        """Start a fresh window."""
+        self.window.reset()
