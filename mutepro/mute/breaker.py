@@ -1,0 +1,564 @@
+"""The per-partition (or per-broker) mute breaker: closed / open / half-open / forced-open.
+
+The state machine follows resilience4j's CircuitBreakerStateMachine and pybreaker, reduced to what muting
+needs:
+
+* CLOSED — the partition is writable; a detector verdict (``trip``) opens it;
+* OPEN — muted until ``retry_at``; ``tick`` then moves it to HALF_OPEN;
+* HALF_OPEN — still not writable, but ``try_probe`` grants up to ``half_open_probes`` probe messages in
+  flight; that many successes close it, any failure opens it again with the retry interval multiplied by
+  ``backoff_multiplier`` (capped at ``max_retry_interval_s``). Example: 5 s, x2, cap 60 s gives waits of
+  5, 10, 20, 40, 60, 60 ... for consecutive failed probes; closing resets it to 5 s;
+* FORCED_OPEN — a manual mute: ignores trips, ticks and probes until ``release``.
+
+The transitions are data (:data:`TRANSITIONS`, a ``(state, event) -> state`` table); the behaviour of each
+state is one small class (``ClosedState`` ...). Timing uses the injected monotonic ``clock``, never
+pybreaker's.
+
+pybreaker provides the storage and listeners: every breaker wraps a :class:`pybreaker.CircuitBreaker` whose
+storage comes from the :class:`~mutepro.mute.store.BreakerStore`, and every transition is mirrored into it
+(``open()`` / ``half_open()`` / ``close()``; FORCED_OPEN shows as open), so the storage — memory, or
+:class:`pybreaker.CircuitRedisStorage` — always holds the current coarse state, and pybreaker listeners passed
+in ``listeners`` hear about it.
+
+Shared state: every transition also publishes a full record (state, reason, ``opened_at_epoch``,
+``retry_at_epoch``, backoff) to the store with a Lamport-style ``version``. ``tick()`` reads the record and
+adopts a newer one written by another process — same state, same reason, same retry time converted from
+wall-clock epoch seconds to this process's monotonic clock — so one Spark executor's detection mutes the
+partition for every executor. Ties (two processes publishing the same version) resolve to whatever the store
+holds: last writer wins and everybody converges on it. If the store fails, the breaker carries on with its
+local state and logs.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from enum import StrEnum
+from types import MappingProxyType
+from typing import ClassVar
+
+import pybreaker
+import structlog
+
+from mutepro.detect.model import Verdict
+from mutepro.errors import ConfigError
+from mutepro.mute.store import BreakerStore, MemoryStore, StoreError
+
+log = structlog.get_logger("mutepro.mute")
+
+Clock = Callable[[], float]
+
+
+class BreakerState(StrEnum):
+    """Where a breaker stands; only CLOSED lets messages through."""
+
+    CLOSED = "closed"
+    OPEN = "open"
+    HALF_OPEN = "half_open"
+    FORCED_OPEN = "forced_open"
+
+
+class BreakerEvent(StrEnum):
+    """What can happen to a breaker; :data:`TRANSITIONS` says where each leads from each state."""
+
+    TRIP = "trip"  # a detector verdict
+    RETRY_DUE = "retry_due"  # the open wait elapsed
+    PROBES_PASSED = "probes_passed"  # half_open_probes probes succeeded
+    PROBE_FAILED = "probe_failed"
+    FORCE = "force"  # manual mute
+    RELEASE = "release"  # manual unmute
+    ADOPT_CLOSED = "adopt_closed"  # another process's newer record, by its state
+    ADOPT_OPEN = "adopt_open"
+    ADOPT_HALF_OPEN = "adopt_half_open"
+    ADOPT_FORCED_OPEN = "adopt_forced_open"
+
+
+_ADOPT = {
+    BreakerState.CLOSED: BreakerEvent.ADOPT_CLOSED,
+    BreakerState.OPEN: BreakerEvent.ADOPT_OPEN,
+    BreakerState.HALF_OPEN: BreakerEvent.ADOPT_HALF_OPEN,
+    BreakerState.FORCED_OPEN: BreakerEvent.ADOPT_FORCED_OPEN,
+}
+
+
+def _table() -> Mapping[tuple[BreakerState, BreakerEvent], BreakerState]:
+    s, e = BreakerState, BreakerEvent
+    table = {
+        (s.CLOSED, e.TRIP): s.OPEN,
+        (s.HALF_OPEN, e.TRIP): s.OPEN,
+        (s.OPEN, e.RETRY_DUE): s.HALF_OPEN,
+        (s.HALF_OPEN, e.PROBES_PASSED): s.CLOSED,
+        (s.HALF_OPEN, e.PROBE_FAILED): s.OPEN,
+        (s.CLOSED, e.FORCE): s.FORCED_OPEN,
+        (s.OPEN, e.FORCE): s.FORCED_OPEN,
+        (s.HALF_OPEN, e.FORCE): s.FORCED_OPEN,
+        (s.FORCED_OPEN, e.RELEASE): s.CLOSED,
+    }
+    # Another process's record can move a breaker from any state to any other.
+    for source in BreakerState:
+        for target, event in _ADOPT.items():
+            if source is not target:
+                table[(source, event)] = target
+    return MappingProxyType(table)
+
+
+TRANSITIONS: Mapping[tuple[BreakerState, BreakerEvent], BreakerState] = _table()
+
+
+@dataclass(frozen=True)
+class Transition:
+    """One state change, as passed to ``on_transition``. ``at`` is on the breaker's monotonic clock."""
+
+    name: str
+    source: BreakerState
+    target: BreakerState
+    at: float
+    reason: Verdict | None
+    remote: bool = False  # adopted from another process's record
+
+
+@dataclass(frozen=True)
+class BreakerSnapshot:
+    """An immutable view of one breaker. ``opens`` counts consecutive opens since it was last closed."""
+
+    name: str
+    state: BreakerState
+    reason: Verdict | None
+    opened_at: float | None
+    retry_at: float | None
+    opens: int
+
+    @property
+    def writable(self) -> bool:
+        """Only a closed breaker lets messages through."""
+        return self.state is BreakerState.CLOSED
+
+
+# -- per-state behaviour -------------------------------------------------------------------------------------
+
+
+class _StateBehaviour:
+    """How a breaker in one state reacts; returns the event to fire (or None). Stateless singletons."""
+
+    state: ClassVar[BreakerState]
+    writable: ClassVar[bool] = False
+
+    def on_trip(self, b: MuteBreaker) -> BreakerEvent | None:
+        return None
+
+    def on_tick(self, b: MuteBreaker, now: float) -> BreakerEvent | None:
+        return None
+
+    def try_probe(self, b: MuteBreaker) -> bool:
+        return False
+
+    def on_probe_result(self, b: MuteBreaker, ok: bool) -> BreakerEvent | None:
+        return None  # a late result after the breaker moved on: ignored
+
+    def on_force(self, b: MuteBreaker) -> BreakerEvent | None:
+        return BreakerEvent.FORCE
+
+    def on_release(self, b: MuteBreaker) -> BreakerEvent | None:
+        return None
+
+    def enter(self, b: MuteBreaker, source: BreakerState, now: float, reason: Verdict | None) -> None:
+        raise NotImplementedError
+
+
+class ClosedState(_StateBehaviour):
+    """Writable; a trip opens it. Entering it resets the backoff."""
+
+    state = BreakerState.CLOSED
+    writable = True
+
+    def on_trip(self, b: MuteBreaker) -> BreakerEvent | None:
+        return BreakerEvent.TRIP
+
+    def enter(self, b: MuteBreaker, source: BreakerState, now: float, reason: Verdict | None) -> None:
+        b._reason = None
+        b._opened_at = b._retry_at = None
+        b._opens = 0
+        b._interval = b.retry_interval_s
+        b._reset_probes()
+
+
+class OpenState(_StateBehaviour):
+    """Muted until ``retry_at``; trips are ignored (already open)."""
+
+    state = BreakerState.OPEN
+
+    def on_tick(self, b: MuteBreaker, now: float) -> BreakerEvent | None:
+        if b._retry_at is not None and now >= b._retry_at:
+            return BreakerEvent.RETRY_DUE
+        return None
+
+    def enter(self, b: MuteBreaker, source: BreakerState, now: float, reason: Verdict | None) -> None:
+        if source is BreakerState.HALF_OPEN:
+            # Failed again after a retry: wait longer. 5 s x 2 -> 10 s, ..., capped at max_retry_interval_s.
+            b._opens += 1
+            b._interval = min(b._interval * b.backoff_multiplier, b.max_retry_interval_s)
+        else:
+            b._opens = 1
+            b._interval = b.retry_interval_s
+        if reason is not None:
+            b._reason = reason  # a probe failure keeps the verdict that opened the breaker
+        b._opened_at = now
+        b._retry_at = now + b._interval
+        b._reset_probes()
+
+
+class HalfOpenState(_StateBehaviour):
+    """Not writable, but lets up to ``half_open_probes`` probes through."""
+
+    state = BreakerState.HALF_OPEN
+
+    def on_trip(self, b: MuteBreaker) -> BreakerEvent | None:
+        return BreakerEvent.TRIP
+
+    def try_probe(self, b: MuteBreaker) -> bool:
+        # Grant at most half_open_probes in total: successes already in plus probes still in flight.
+        if b._probe_successes + b._probes_in_flight >= b.half_open_probes:
+            return False
+        b._probes_in_flight += 1
+        return True
+
+    def on_probe_result(self, b: MuteBreaker, ok: bool) -> BreakerEvent | None:
+        b._probes_in_flight = max(0, b._probes_in_flight - 1)
+        if not ok:
+            return BreakerEvent.PROBE_FAILED
+        b._probe_successes += 1
+        return BreakerEvent.PROBES_PASSED if b._probe_successes >= b.half_open_probes else None
+
+    def enter(self, b: MuteBreaker, source: BreakerState, now: float, reason: Verdict | None) -> None:
+        b._retry_at = None
+        b._reset_probes()
+
+
+class ForcedOpenState(_StateBehaviour):
+    """Manually muted: ignores trips, ticks and probes; only ``release`` closes it."""
+
+    state = BreakerState.FORCED_OPEN
+
+    def on_force(self, b: MuteBreaker) -> BreakerEvent | None:
+        return None
+
+    def on_release(self, b: MuteBreaker) -> BreakerEvent | None:
+        return BreakerEvent.RELEASE
+
+    def enter(self, b: MuteBreaker, source: BreakerState, now: float, reason: Verdict | None) -> None:
+        b._reason = reason
+        b._opened_at = now
+        b._retry_at = None
+        b._reset_probes()
+
+
+_BEHAVIOURS: Mapping[BreakerState, _StateBehaviour] = MappingProxyType(
+    {cls.state: cls() for cls in (ClosedState, OpenState, HalfOpenState, ForcedOpenState)}
+)
+
+
+# -- the breaker ---------------------------------------------------------------------------------
+
+
+class MuteBreaker:
+    """One breaker for one partition (or broker). Thread-safe; every method is O(1) plus one store round trip
+    for ``tick`` (when a sync is due) and for each transition.
+
+    ``clock`` is monotonic seconds (local timing); ``wall_clock`` is epoch seconds (shared records only).
+    ``sync_interval_s`` limits how often ``tick`` reads the shared record (0 = every tick): with Redis and a
+    few hundred partitions ticked every 100 ms, 1 s keeps it to a few hundred GETs a second. Call ``tick()``
+    once after construction to pick up state other processes already published.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        retry_interval_s: float,
+        max_retry_interval_s: float,
+        backoff_multiplier: float,
+        half_open_probes: int,
+        clock: Clock,
+        store: BreakerStore | None = None,
+        on_transition: Callable[[Transition], None] | None = None,
+        wall_clock: Clock = time.time,
+        sync_interval_s: float = 0.0,
+        writer_id: str | None = None,
+        listeners: Iterable[pybreaker.CircuitBreakerListener] = (),
+    ) -> None:
+        if not retry_interval_s > 0:
+            raise ConfigError(f"breaker retry_interval_s must be > 0 seconds, got {retry_interval_s!r}")
+        if not max_retry_interval_s >= retry_interval_s:
+            raise ConfigError(
+                f"breaker max_retry_interval_s ({max_retry_interval_s!r}) must be >= retry_interval_s "
+                f"({retry_interval_s!r}); raise it or lower the retry interval"
+            )
+        if not backoff_multiplier >= 1.0:
+            raise ConfigError(
+                f"breaker backoff_multiplier must be >= 1 (1 = no backoff), got {backoff_multiplier!r}"
+            )
+        if int(half_open_probes) != half_open_probes or half_open_probes < 1:
+            raise ConfigError(
+                f"breaker half_open_probes must be a whole number >= 1, got {half_open_probes!r}"
+            )
+        if not sync_interval_s >= 0:
+            raise ConfigError(f"breaker sync_interval_s must be >= 0 seconds, got {sync_interval_s!r}")
+        self.name = name
+        self.retry_interval_s = float(retry_interval_s)
+        self.max_retry_interval_s = float(max_retry_interval_s)
+        self.backoff_multiplier = float(backoff_multiplier)
+        self.half_open_probes = int(half_open_probes)
+        self.sync_interval_s = float(sync_interval_s)
+        self._clock = clock
+        self._wall = wall_clock
+        self._store: BreakerStore = store if store is not None else MemoryStore()
+        self._on_transition = on_transition
+        self._writer = writer_id or uuid.uuid4().hex
+        self._lock = threading.RLock()
+
+        try:
+            storage = self._store.storage_for(name)
+        except StoreError as err:
+            log.warning("breaker store unavailable, keeping state locally", breaker=name, error=str(err))
+            storage = pybreaker.CircuitMemoryStorage(pybreaker.STATE_CLOSED)
+        self._cb = pybreaker.CircuitBreaker(name=name, state_storage=storage, listeners=list(listeners))
+
+        self._behaviour: _StateBehaviour = _BEHAVIOURS[BreakerState.CLOSED]
+        self._reason: Verdict | None = None
+        self._opened_at: float | None = None
+        self._retry_at: float | None = None
+        self._opens = 0
+        self._interval = self.retry_interval_s
+        self._probes_in_flight = 0
+        self._probe_successes = 0
+        self._seen: tuple[int, str] = (0, "")  # (version, writer) of the record this state corresponds to
+        self._last_sync: float | None = None
+
+    # -- read side --------------------------------------------------------------------------------
+
+    @property
+    def state(self) -> BreakerState:
+        return self._behaviour.state
+
+    @property
+    def writable(self) -> bool:
+        """True only when CLOSED."""
+        return self._behaviour.writable
+
+    @property
+    def reason(self) -> Verdict | None:
+        return self._reason
+
+    @property
+    def opened_at(self) -> float | None:
+        return self._opened_at
+
+    @property
+    def retry_at(self) -> float | None:
+        """When OPEN becomes HALF_OPEN (monotonic clock), None in other states."""
+        return self._retry_at
+
+    @property
+    def opens(self) -> int:
+        """Consecutive opens since the breaker was last closed (1 after the first trip)."""
+        return self._opens
+
+    @property
+    def current_retry_interval_s(self) -> float:
+        """The wait the breaker uses (or last used) in OPEN, after backoff."""
+        return self._interval
+
+    @property
+    def probes_in_flight(self) -> int:
+        return self._probes_in_flight
+
+    @property
+    def pybreaker(self) -> pybreaker.CircuitBreaker:
+        """The wrapped pybreaker breaker (its storage mirrors this breaker's coarse state)."""
+        return self._cb
+
+    def snapshot(self) -> BreakerSnapshot:
+        """An immutable copy of the current state."""
+        with self._lock:
+            return BreakerSnapshot(
+                self.name, self.state, self._reason, self._opened_at, self._retry_at, self._opens
+            )
+
+    # -- write side -------------------------------------------------------------------------------
+
+    def trip(self, verdict: Verdict) -> bool:
+        """CLOSED/HALF_OPEN -> OPEN for ``verdict``. False (and nothing changes) if already open or forced."""
+        with self._lock:
+            event = self._behaviour.on_trip(self)
+            transition = self._fire(event, self._clock(), verdict) if event else None
+        self._notify(transition)
+        return transition is not None
+
+    def tick(self) -> None:
+        """Adopt a newer shared record (if a sync is due), then OPEN -> HALF_OPEN once ``retry_at`` passed."""
+        with self._lock:
+            now = self._clock()
+            transitions = [self._sync(now)] if self._sync_due(now) else []
+            event = self._behaviour.on_tick(self, now)
+            if event is not None:
+                transitions.append(self._fire(event, now, None))
+        for t in transitions:
+            self._notify(t)
+
+    def try_probe(self) -> bool:
+        """HALF_OPEN: grant one probe message if fewer than ``half_open_probes`` are granted; else False."""
+        with self._lock:
+            return self._behaviour.try_probe(self)
+
+    def probe_result(self, ok: bool) -> None:
+        """The outcome of a granted probe: enough successes close the breaker, one failure re-opens it."""
+        with self._lock:
+            event = self._behaviour.on_probe_result(self, ok)
+            transition = self._fire(event, self._clock(), None) if event else None
+        self._notify(transition)
+
+    def force_open(self, reason: str = "manual") -> None:
+        """Manual mute (shared like any state): stays until :meth:`release`, whatever detectors say."""
+        verdict = Verdict("manual") if reason == "manual" else Verdict("manual", {"note": reason})
+        with self._lock:
+            event = self._behaviour.on_force(self)
+            transition = self._fire(event, self._clock(), verdict) if event else None
+        self._notify(transition)
+
+    def release(self) -> None:
+        """FORCED_OPEN -> CLOSED; does nothing in other states."""
+        with self._lock:
+            event = self._behaviour.on_release(self)
+            transition = self._fire(event, self._clock(), None) if event else None
+        self._notify(transition)
+
+    # -- internals --------------------------------------------------------------------------------
+
+    def _reset_probes(self) -> None:
+        self._probes_in_flight = 0
+        self._probe_successes = 0
+
+    def _fire(self, event: BreakerEvent, now: float, reason: Verdict | None) -> Transition | None:
+        source = self.state
+        target = TRANSITIONS.get((source, event))
+        if target is None:
+            return None
+        behaviour = _BEHAVIOURS[target]
+        behaviour.enter(self, source, now, reason)
+        self._behaviour = behaviour
+        self._mirror(target)
+        self._publish(now)
+        return Transition(self.name, source, target, now, self._reason)
+
+    def _mirror(self, target: BreakerState) -> None:
+        """Write the coarse state into pybreaker's storage (FORCED_OPEN is "open" to pybreaker)."""
+        try:
+            if target is BreakerState.CLOSED:
+                self._cb.close()
+            elif target is BreakerState.HALF_OPEN:
+                self._cb.half_open()
+            else:
+                self._cb.open()
+        except Exception as err:  # the mirror is auxiliary: never let it break muting
+            log.warning("could not mirror breaker state into pybreaker", breaker=self.name, error=str(err))
+
+    def _record(self, now: float) -> dict[str, object]:
+        wall = self._wall()
+
+        def epoch(t: float | None) -> float | None:
+            return None if t is None else wall + (t - now)
+
+        return {
+            "name": self.name,
+            "state": self.state.value,
+            "reason": self._reason.to_dict() if self._reason is not None else None,
+            "opened_at_epoch": epoch(self._opened_at),
+            "retry_at_epoch": epoch(self._retry_at),
+            "opens": self._opens,
+            "retry_interval_s": self._interval,
+            "version": self._seen[0],
+            "writer": self._writer,
+            "updated_at_epoch": wall,
+        }
+
+    def _publish(self, now: float) -> None:
+        """Publish this transition with a version above anything seen locally or in the store."""
+        try:
+            current = self._store.read(self.name)
+            stored_version = int(current.get("version", 0)) if current else 0  # type: ignore[call-overload]
+        except (StoreError, TypeError, ValueError) as err:
+            log.warning("could not read breaker record", breaker=self.name, error=str(err))
+            stored_version = 0
+        self._seen = (max(self._seen[0], stored_version) + 1, self._writer)
+        try:
+            self._store.publish(self.name, self._record(now))
+        except StoreError as err:
+            log.warning("could not publish breaker record", breaker=self.name, error=str(err))
+
+    def _sync_due(self, now: float) -> bool:
+        return self._last_sync is None or now - self._last_sync >= self.sync_interval_s
+
+    def _sync(self, now: float) -> Transition | None:
+        """Adopt the shared record if it is newer than what this breaker's state corresponds to."""
+        self._last_sync = now
+        try:
+            record = self._store.read(self.name)
+        except StoreError as err:
+            log.warning("could not read breaker record", breaker=self.name, error=str(err))
+            return None
+        if not record:
+            return None
+        try:
+            version, writer = int(record["version"]), str(record["writer"])  # type: ignore[call-overload]
+            if version < self._seen[0] or (version, writer) == self._seen:
+                return None
+            return self._adopt(record, version, writer, now)
+        except (KeyError, TypeError, ValueError) as err:
+            log.warning("ignoring malformed breaker record", breaker=self.name, error=repr(err))
+            return None
+
+    def _adopt(
+        self, record: Mapping[str, object], version: int, writer: str, now: float
+    ) -> Transition | None:
+        target = BreakerState(record["state"])
+        offset = now - self._wall()  # epoch -> this process's monotonic clock
+
+        def local(key: str) -> float | None:
+            value = record.get(key)
+            return None if value is None else float(value) + offset  # type: ignore[arg-type]
+
+        reason = record.get("reason")
+        source = self.state
+        self._reason = Verdict.from_dict(reason) if isinstance(reason, Mapping) else None
+        self._opened_at = local("opened_at_epoch")
+        self._retry_at = local("retry_at_epoch")
+        self._opens = int(record.get("opens", 0))  # type: ignore[call-overload]
+        self._interval = float(record.get("retry_interval_s", self.retry_interval_s))  # type: ignore[arg-type]
+        self._seen = (version, writer)
+        if target is source:
+            return None  # same state, newer details (e.g. a longer backoff): nothing to announce
+        self._reset_probes()
+        self._behaviour = _BEHAVIOURS[TRANSITIONS[(source, _ADOPT[target])]]
+        self._mirror(target)  # usually already there (shared storage); cheap, and right if it is not
+        return Transition(self.name, source, target, now, self._reason, remote=True)
+
+    def _notify(self, transition: Transition | None) -> None:
+        if transition is None:
+            return
+        log.debug(
+            "breaker transition",
+            breaker=transition.name,
+            source=transition.source.value,
+            target=transition.target.value,
+            reason=transition.reason.describe() if transition.reason else None,
+            remote=transition.remote,
+        )
+        if self._on_transition is not None:
+            self._on_transition(transition)
+
+    def __repr__(self) -> str:
+        return f"MuteBreaker({self.name!r}, {self.state.value}, reason={self._reason!r})"
