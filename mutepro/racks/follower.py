@@ -390,3 +390,58 @@ class StatsCollector:
         if latest is None:
             return LocalityReport(client_rack, ())
         return LocalityReport.from_stats(latest, broker_racks, client_rack, topics=topics)
+
+
+def measure_locality(
+    bootstrap_servers: str,
+    topics: list[str],
+    broker_racks: Mapping[int, str | None],
+    client_rack: str | None,
+    *,
+    duration_s: float = 15.0,
+    group_id: str | None = None,
+    config: Mapping[str, Any] | None = None,
+    settle: Any = None,
+) -> LocalityReport:
+    """Consume ``topics`` with ``client.rack`` for at most ``duration_s`` and report fetch locality.
+
+    The first fetch of each partition goes to its leader; the leader answers with a preferred read replica
+    and librdkafka moves the partition to it, so locality shows after a fetch round or two. The loop ends
+    early once ``settle(report)`` is true (default: every fetched partition is on the client's rack).
+    Messages are read but not committed (``enable.auto.commit=false``).
+    """
+    import time
+    import uuid
+
+    from confluent_kafka import Consumer
+
+    collector = StatsCollector()
+    conf: dict[str, Any] = {
+        "bootstrap.servers": bootstrap_servers,
+        "group.id": group_id or f"mutepro-locality-{uuid.uuid4().hex[:8]}",
+        "auto.offset.reset": "earliest",
+        "enable.auto.commit": False,
+        "statistics.interval.ms": 500,
+        "stats_cb": collector,
+        **dict(config or {}),
+    }
+    if client_rack:
+        conf["client.rack"] = client_rack
+    done = settle or (lambda r: bool(r.partitions) and len(r.local) == len(r.partitions))
+    wanted = set(topics)
+    consumer = Consumer(conf)
+    report = LocalityReport(client_rack, ())
+    try:
+        consumer.subscribe(list(topics))
+        deadline = time.monotonic() + duration_s
+        seen = 0
+        while time.monotonic() < deadline:
+            consumer.poll(0.2)
+            if collector.count != seen:
+                seen = collector.count
+                report = collector.report(broker_racks, client_rack, topics=wanted)
+                if done(report):
+                    break
+    finally:
+        consumer.close()
+    return report

@@ -31,6 +31,7 @@ FENCED_INSTANCE_ID_CODE = 82
 #: Broker defaults of group.min.session.timeout.ms / group.max.session.timeout.ms.
 BROKER_MIN_SESSION_TIMEOUT_MS = 6_000
 BROKER_MAX_SESSION_TIMEOUT_MS = 1_800_000
+DEFAULT_HEARTBEAT_INTERVAL_MS = 3_000
 
 _ILLEGAL = re.compile(r"[^a-zA-Z0-9._-]+")
 
@@ -235,8 +236,8 @@ def recommend_session_timeout_ms(
 
     Worked example: a pod restarts in 40 s at p99. ``40 s x 1.5 = 60 s`` leaves room for a slow image pull
     without a rebalance; rounded up to whole seconds, 60000 ms. The cost: a consumer that truly died holds
-    its partitions for up to 60 s before they move. Heartbeats go every ``timeout / 3`` (20 s here) so two
-    can be lost before the coordinator gives up — Kafka's rule of thumb. The value is clamped to the
+    its partitions for up to 60 s before they move. Heartbeats stay at librdkafka's 3 s unless that is more
+    than a third of the timeout (Kafka's rule of thumb: two may be lost). The value is clamped to the
     brokers' ``group.min/max.session.timeout.ms`` (6 s to 30 min by default), which reject anything outside.
     """
     if restart_seconds < 0 or math.isnan(restart_seconds):
@@ -260,10 +261,10 @@ def recommend_session_timeout_ms(
             f"capped at the brokers' group.max.session.timeout.ms ({broker_max_ms} ms); restarts longer than "
             "that will rebalance unless the brokers' limit is raised"
         )
-    heartbeat = max(1000, value // 3)
-    reasoning.append(
-        f"heartbeat.interval.ms = {heartbeat} (a third of the timeout, so two heartbeats may be lost)"
-    )
+    # librdkafka's default heartbeat (3 s) is fine while it stays under a third of the timeout, which lets
+    # two heartbeats be lost before the coordinator gives up: 6000 ms -> 2000 ms, 60000 ms -> 3000 ms.
+    heartbeat = min(DEFAULT_HEARTBEAT_INTERVAL_MS, value // 3)
+    reasoning.append(f"heartbeat.interval.ms = {heartbeat} (at most a third of the timeout)")
     reasoning.append(
         f"trade-off: a consumer that really died leaves its partitions unread for up to {value / 1000:g} s"
     )
