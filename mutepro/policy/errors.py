@@ -1,9 +1,9 @@
-"""Policy problems: one :class:`PolicyIssue` per thing wrong, all of them raised together in a :class:`PolicyError`.
+"""Policy problems: one :class:`PolicyIssue` per thing wrong, all raised together in a :class:`PolicyError`.
 
-A user fixing a policy file wants every problem in one pass, each pointing at the line to edit, so nothing here
-stops at the first error: readers, interpolation, schema validation and the cross-field checks all collect issues
-and the loader raises once. Every ``found`` value has already been redacted by whoever built the issue (see
-:mod:`mutepro.policy.redact`), so printing an issue can never leak a secret.
+A user fixing a policy file wants every problem in one pass, each pointing at the line to edit, so nothing
+here stops at the first error: readers, interpolation, schema validation and the cross-field checks all
+collect issues and the loader raises once. Every ``found`` value has already been redacted by whoever built
+the issue (see :mod:`mutepro.policy.redact`), so printing an issue can never leak a secret.
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ from mutepro.errors import ConfigError
 class PolicyIssue:
     """One problem in a policy: where it is (file, 1-based line and column, key path) and what is wrong.
 
-    ``path`` is the dotted key path (``topics.orders.slow_call.threshold_ms``; keys that contain dots are quoted:
-    ``client."message.timeout.ms"``). ``line``/``column`` are ``None`` for mappings passed in from code.
+    ``path`` is the dotted key path (``topics.orders.slow_call.threshold_ms``; keys that contain dots are
+    quoted: ``client."message.timeout.ms"``). ``line``/``column`` are ``None`` for mappings passed in from
+    code.
     """
 
     file: str | None

@@ -1,7 +1,7 @@
 """Key paths: tuples of keys (``("topics", "orders", "slow_call", "threshold_ms")``) and their dotted display.
 
-Client settings are dotted themselves (``message.timeout.ms``), and topic patterns may be (``metrics.*``), so a
-key holding anything but letters, digits, ``_`` and ``-`` is quoted when shown:
+Client settings are dotted themselves (``message.timeout.ms``), and topic patterns may be (``metrics.*``), so
+a key holding anything but letters, digits, ``_`` and ``-`` is quoted when shown:
 ``client."message.timeout.ms"``, ``topics."metrics.*".keyed_policy``.
 """
 
@@ -32,9 +32,9 @@ def get_path(data: Any, path: KeyPath) -> tuple[bool, Any]:
     """``(True, value)`` if ``path`` exists in nested mappings/lists ``data``, else ``(False, None)``."""
     node = data
     for part in path:
-        if isinstance(node, Mapping) and part in node:
-            node = node[part]
-        elif isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node):
+        in_mapping = isinstance(node, Mapping) and part in node
+        in_list = isinstance(node, list) and isinstance(part, int) and 0 <= part < len(node)
+        if in_mapping or in_list:
             node = node[part]
         else:
             return False, None
@@ -42,7 +42,7 @@ def get_path(data: Any, path: KeyPath) -> tuple[bool, Any]:
 
 
 def walk(data: Any, prefix: KeyPath = ()) -> list[KeyPath]:
-    """Every path in ``data`` (mappings and lists, depth first, parents before children), ``prefix`` included."""
+    """Every path in ``data`` (depth first, parents before children), ``prefix`` itself included."""
     paths: list[KeyPath] = [prefix]
     if isinstance(data, Mapping):
         for key, value in data.items():

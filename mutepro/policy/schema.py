@@ -1,0 +1,330 @@
+"""The policy schema: frozen pydantic v2 models, one per YAML section, strict and closed (``extra="forbid"``).
+
+Strict mode is deliberate: in a config file ``threshold_ms: "500"`` or ``enabled: 1`` is almost always a slip,
+and lax mode would silently turn ``true`` into ``1``. Values that come from ``${ENV}`` interpolation are
+re-typed by :mod:`mutepro.policy.interpolate` before they reach these models, so ``${SLOW_MS:-500}`` still
+validates as an int.
+
+Cross-field rules (``minimum_calls <= window.size`` for count windows, ``max_retry_interval_ms >=
+retry_interval_ms``, ``url`` required for redis) raise :class:`PydanticCustomError` with ``ctx["field"]``
+naming the offending field, so the loader can point at ``...failure_rate.minimum_calls`` rather than at the
+whole section. ``hide_input_in_errors`` keeps values (a Redis URL with a password, say) out of
+``ValidationError`` text when the models are built from code.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    WithJsonSchema,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
+from mutepro.policy.redact import redact_client, redact_url
+
+KeyedPolicyName = Literal["reroute", "hold", "fail", "ignore"]
+WindowType = Literal["count", "time"]
+
+#: librdkafka's default ``message.timeout.ms`` (5 minutes): a delivery that takes longer has failed anyway.
+DEFAULT_MESSAGE_TIMEOUT_MS = 300_000
+#: librdkafka's default ``queue.buffering.max.messages``.
+DEFAULT_QUEUE_MAX_MESSAGES = 100_000
+
+
+def cross_field_error(field: str, expected: str, found: str, message: str) -> PydanticCustomError:
+    """An error about ``field`` that depends on another field; the loader appends ``field`` to the path."""
+    return PydanticCustomError("cross_field", message, {"field": field, "expected": expected, "found": found})
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True, hide_input_in_errors=True)
+
+
+class HoldConfig(_Model):
+    """``keyed_policy: hold``: keyed messages for a muted partition wait in memory until it unmutes."""
+
+    max_messages: int = Field(
+        default=10_000,
+        ge=1,
+        description="Messages held per muted partition; beyond this produce() raises BufferError.",
+    )
+
+
+class WindowConfig(_Model):
+    """A resilience4j-style sliding window: the last ``size`` calls (count) or seconds (time)."""
+
+    type: WindowType = Field(
+        default="count", description="count: the last N calls; time: the last N seconds."
+    )
+    size: int = Field(default=100, ge=1, description="Calls (count window) or seconds (time window).")
+
+
+def _check_minimum_calls(minimum_calls: int, window: WindowConfig) -> None:
+    # With a count window of 100 calls and minimum_calls 150 the window can never hold enough calls, so the
+    # detector could never trip: almost certainly a typo, so refuse it instead of silently never muting.
+    if window.type == "count" and minimum_calls > window.size:
+        raise cross_field_error(
+            "minimum_calls",
+            expected=f"<= window.size ({window.size}) for a count window",
+            found=str(minimum_calls),
+            message="minimum_calls exceeds the count window's size, so the detector could never trip",
+        )
+
+
+class FailureRateConfig(_Model):
+    """KIP-693's failure-rate breaker: mute once ``threshold_pct`` of recent deliveries failed."""
+
+    enabled: bool = True
+    window: WindowConfig = Field(default_factory=lambda: WindowConfig(type="count", size=100))
+    minimum_calls: int = Field(
+        default=20,
+        ge=1,
+        description="KIP-693 trigger.message.count: calls needed in the window before judging.",
+    )
+    threshold_pct: float = Field(
+        default=50.0, gt=0, le=100, description="KIP-693 trigger.failure.perc: failed deliveries, percent."
+    )
+
+    @model_validator(mode="after")
+    def _minimum_fits_window(self) -> FailureRateConfig:
+        _check_minimum_calls(self.minimum_calls, self.window)
+        return self
+
+
+class SlowCallConfig(_Model):
+    """Mute once ``rate_threshold_pct`` of recent deliveries took longer than ``threshold_ms``."""
+
+    enabled: bool = True
+    threshold_ms: int = Field(
+        default=1000,
+        ge=1,
+        description="A delivery slower than this, or a message undelivered for longer, is slow.",
+    )
+    rate_threshold_pct: float = Field(default=50.0, gt=0, le=100, description="Slow deliveries, percent.")
+    window: WindowConfig = Field(default_factory=lambda: WindowConfig(type="time", size=10))
+    minimum_calls: int = Field(default=10, ge=1, description="Calls needed in the window before judging.")
+
+    @model_validator(mode="after")
+    def _minimum_fits_window(self) -> SlowCallConfig:
+        _check_minimum_calls(self.minimum_calls, self.window)
+        return self
+
+
+class CongestionConfig(_Model):
+    """KIP-693's "mute when in-flight is full", generalised to librdkafka's one global queue."""
+
+    enabled: bool = True
+    max_buffer_share_pct: float = Field(
+        default=10.0,
+        gt=0,
+        le=100,
+        description="Most of queue.buffering.max.messages/kbytes one partition may hold before it is muted.",
+    )
+    min_messages: int = Field(
+        default=1000, ge=0, description="Never mute for congestion below this many outstanding messages."
+    )
+
+
+class BrokerConfig(_Model):
+    """Broker-level muting: mute every partition a broker leads once it is evidently the problem."""
+
+    enabled: bool = True
+    min_bad_partitions: int = Field(
+        default=2, ge=1, description="Muted partitions led by one broker before the whole broker is muted."
+    )
+    latency_factor: float = Field(
+        default=5.0,
+        gt=1,
+        description="Slow broker: rtt p99 above this factor times the other brokers' median.",
+    )
+    min_latency_ms: int = Field(default=200, ge=0, description="...and above this absolute floor.")
+
+
+class BreakerConfig(_Model):
+    """How a muted partition comes back: open -> half-open after a backed-off interval, then probes."""
+
+    retry_interval_ms: int = Field(
+        default=5000, ge=1, description="KIP-693 mute.retry.interval: open -> half-open after this long."
+    )
+    max_retry_interval_ms: int = Field(
+        default=60_000, ge=1, description="Cap of the backed-off retry interval."
+    )
+    backoff_multiplier: float = Field(
+        default=2.0, ge=1, description="Retry interval growth after each failed probe."
+    )
+    half_open_probes: int = Field(default=5, ge=1, description="Probe messages that must succeed to unmute.")
+
+    @model_validator(mode="after")
+    def _cap_above_start(self) -> BreakerConfig:
+        # 5000 ms doubling up to a 2000 ms cap would make the "cap" shorten the very first wait.
+        if self.max_retry_interval_ms < self.retry_interval_ms:
+            raise cross_field_error(
+                "max_retry_interval_ms",
+                expected=f">= retry_interval_ms ({self.retry_interval_ms})",
+                found=str(self.max_retry_interval_ms),
+                message="the backoff cap is below the first retry interval",
+            )
+        return self
+
+
+class PartitionerConfig(_Model):
+    """Unkeyed partition choice: sticky batches (KIP-480), weighted away from filling partitions (KIP-794)."""
+
+    sticky_bytes: int = Field(
+        default=16_384, ge=1, description="Bytes sent to one partition before switching."
+    )
+    adaptive: bool = Field(default=True, description="Weight partitions by how little they have outstanding.")
+
+
+class RescueConfig(_Model):
+    """Rescue: messages stuck on a partition that gets muted are re-sent elsewhere (unkeyed ones)."""
+
+    enabled: bool = True
+    header: str | None = Field(
+        default="x-mutepro-rescued-from",
+        min_length=1,
+        description="Header added to rescued messages, naming the original partition; null disables.",
+    )
+
+
+class TopicPolicy(_Model):
+    """Everything mutepro decides per topic; ``defaults`` is one, ``topics.<name>`` override parts of it."""
+
+    keyed_policy: KeyedPolicyName = Field(
+        default="reroute",
+        description="What happens to a keyed message whose partition is muted: reroute it to another "
+        "partition, hold it until the partition unmutes, fail it (MutedPartitionError), or ignore the mute.",
+    )
+    hold: HoldConfig = Field(default_factory=lambda: HoldConfig())
+    failure_rate: FailureRateConfig = Field(default_factory=lambda: FailureRateConfig())
+    slow_call: SlowCallConfig = Field(default_factory=lambda: SlowCallConfig())
+    congestion: CongestionConfig = Field(default_factory=lambda: CongestionConfig())
+    broker: BrokerConfig = Field(default_factory=lambda: BrokerConfig())
+    breaker: BreakerConfig = Field(default_factory=lambda: BreakerConfig())
+    partitioner: PartitionerConfig = Field(default_factory=lambda: PartitionerConfig())
+    rescue: RescueConfig = Field(default_factory=lambda: RescueConfig())
+
+
+_REDIS_SCHEMES = ("redis", "rediss", "unix")
+
+
+class StateConfig(_Model):
+    """Where mute state lives: in this process, or in Redis, shared by several producers (executors)."""
+
+    backend: Literal["memory", "redis"] = "memory"
+    url: str | None = Field(
+        default=None,
+        description="redis://[:password@]host:port/db (required for the redis backend); may use ${...}.",
+    )
+    key_prefix: str = Field(
+        default="mutepro", min_length=1, description="Prefix of every Redis key mutepro writes."
+    )
+
+    @field_validator("url")
+    @classmethod
+    def _redis_url(cls, url: str | None) -> str | None:
+        if url is not None and urlsplit(url).scheme not in _REDIS_SCHEMES:
+            raise PydanticCustomError(
+                "url_scheme", "expected a redis://, rediss:// or unix:// URL", {"expected": "a redis:// URL"}
+            )
+        return url
+
+    @model_validator(mode="after")
+    def _url_for_redis(self) -> StateConfig:
+        if self.backend == "redis" and self.url is None:
+            raise cross_field_error(
+                "url",
+                expected="a redis:// URL when backend is redis",
+                found="nothing",
+                message="the redis backend needs a url",
+            )
+        return self
+
+    def __repr_args__(self) -> Any:
+        # The URL may carry a password (redis://:hunter2@host): never let repr()/str() show it.
+        for name, value in super().__repr_args__():
+            yield name, (redact_url(value) if name == "url" and isinstance(value, str) else value)
+
+
+class LoggingConfig(_Model):
+    """mutepro's own logging (structlog)."""
+
+    level: Literal["debug", "info", "warning", "error"] = "info"
+    format: Literal["console", "json"] = "console"
+
+
+_METRIC_NAME = re.compile(r"^[a-zA-Z_:][a-zA-Z0-9_:]*$")
+
+
+def _metric_namespace(value: str) -> str:
+    if not _METRIC_NAME.match(value):
+        raise PydanticCustomError(
+            "metric_namespace",
+            "not a valid Prometheus metric name prefix",
+            {"expected": "letters, digits, '_' or ':' (not starting with a digit)"},
+        )
+    return value
+
+
+class MetricsConfig(_Model):
+    """Prometheus metrics."""
+
+    prometheus_port: int | None = Field(
+        default=None, ge=1, le=65_535, description="Port to serve /metrics on, or null for none."
+    )
+    namespace: Annotated[str, AfterValidator(_metric_namespace)] = "mutepro"
+
+
+def _client_value(value: Any) -> Any:
+    # librdkafka takes strings, and confluent-kafka converts ints, floats and bools; a list or a nested
+    # mapping (usually a mis-indented block) would be rejected by librdkafka much later, at Producer
+    # construction.
+    if isinstance(value, str | int | float | bool):
+        return value
+    raise PydanticCustomError(
+        "client_value", "librdkafka settings are scalars", {"expected": "a string, number or boolean"}
+    )
+
+
+ClientValue = Annotated[
+    Any,
+    AfterValidator(_client_value),
+    WithJsonSchema({"type": ["string", "integer", "number", "boolean"]}),
+]
+
+
+class PolicyDocument(_Model):
+    """A whole policy file (or several merged): validated as written, before topic overrides are applied.
+
+    ``topics`` holds the raw partial overrides; the loader merges each over ``defaults`` and validates the
+    result as a :class:`TopicPolicy` (a partial override cannot be checked for consistency on its own).
+    """
+
+    version: Literal[1] = Field(default=1, description="Schema version; must be 1.")
+    client: dict[str, ClientValue] = Field(
+        default_factory=dict,
+        description="librdkafka settings, passed to the producer as written (dotted keys).",
+    )
+    defaults: TopicPolicy = Field(default_factory=lambda: TopicPolicy())
+    topics: dict[str, dict[str, Any]] = Field(
+        default_factory=dict,
+        description="Per-topic overrides, deep-merged over defaults. Keys: exact topic names, glob patterns "
+        "(metrics.*), or re:<regex>. Exact names win, then patterns in file order.",
+    )
+    state: StateConfig = Field(default_factory=lambda: StateConfig())
+    logging: LoggingConfig = Field(default_factory=lambda: LoggingConfig())
+    metrics: MetricsConfig = Field(default_factory=lambda: MetricsConfig())
+
+    def __repr_args__(self) -> Any:
+        # client holds sasl.password and friends: repr()/str() show them as ***.
+        for name, value in super().__repr_args__():
+            yield name, (redact_client(value) if name == "client" and isinstance(value, dict) else value)
