@@ -7,7 +7,13 @@ from collections import Counter
 from collections.abc import Iterable
 
 from mutepro.partition.hashing import key_partitioner
-from mutepro.partition.reroute import rendezvous_score, reroute_partition
+from mutepro.partition.reroute import (
+    MAX_DRAWS,
+    _key_hash,
+    preference_order,
+    rendezvous_score,
+    reroute_partition,
+)
 from mutepro.partition.snapshot import TopicSnapshot
 
 N = 12
@@ -81,17 +87,30 @@ class TestDeterminism:
         """Pinned results: no per-process salt, so every producer of a fleet picks the same fallback."""
         snap = snapshot([0])
         got = [reroute_partition(k, 0, snap) for k in (b"user-1", b"user-2", b"order-77", b"\x00\xff")]
-        assert got == [11, 7, 11, 3]
+        assert got == [5, 5, 4, 2]
 
-    def test_equals_highest_rendezvous_score(self) -> None:
-        """The fallback is the writable partition with the highest score(key, p)."""
-        from mutepro.partition.reroute import _key_hash
-
+    def test_is_first_writable_in_the_keys_preference_order(self) -> None:
+        """The fallback is the first writable, non-home entry of the key's own preference sequence."""
         snap = snapshot([2, 5])
         for key in keys(300):
+            home = 2
+            order = preference_order(_key_hash(key), N)
+            first = next(p for p in order if p != home and p in snap.writable_set)
+            assert reroute_partition(key, home, snap) == first
+
+    def test_falls_back_to_highest_random_weight_when_draws_miss(self) -> None:
+        """With almost everything muted and the draws all missing, the best rendezvous score wins."""
+        count = 1000
+        snap = TopicSnapshot.build("t", count, [p for p in range(count) if p not in (17, 901)], None)
+        tail_keys = 0
+        for key in keys(200):
             kh = _key_hash(key)
-            best = max(snap.writable, key=lambda p, kh=kh: rendezvous_score(kh, p))
-            assert reroute_partition(key, 2, snap) == best
+            result = reroute_partition(key, 0, snap)
+            assert result in (17, 901)
+            if not {17, 901} & set(preference_order(kh, count, MAX_DRAWS)):
+                tail_keys += 1
+                assert result == max((17, 901), key=lambda p, kh=kh: rendezvous_score(kh, p))
+        assert tail_keys > 100  # 2 of 1000 writable: ~88 % of keys miss all 64 draws
 
     def test_str_and_none_keys(self) -> None:
         """str keys hash as UTF-8; a NULL key (hashed by consistent/murmur2/fnv1a) reroutes like b""."""
