@@ -100,14 +100,29 @@ class LeaderSkew:
 
 @dataclass(frozen=True)
 class ZoneGap:
-    """Partitions of ``topic`` with no replica on ``rack``: a consumer in that zone reads them cross-zone."""
+    """Partitions of ``topic`` with no replica on ``rack``: a consumer in that zone reads them cross-zone.
+
+    Some gap is unavoidable when RF < racks: RF 2 over 3 racks leaves each partition off one rack, so of 6
+    partitions each rack should still hold ``6 * 2 // 3 = 4`` (``min_local``). Placing every partition on
+    rack-a and rack-b leaves rack-c with 0 local partitions: that gap is :attr:`excessive`.
+    """
 
     topic: str
     rack: str
     partitions: tuple[int, ...]
     total_partitions: int
-    #: False when RF < racks, so some zone must miss each partition whatever the placement
-    fixable: bool
+    #: partitions that a balanced placement keeps local to every rack
+    min_local: int
+
+    @property
+    def local_partitions(self) -> int:
+        """Partitions with a replica on ``rack``."""
+        return self.total_partitions - len(self.partitions)
+
+    @property
+    def excessive(self) -> bool:
+        """True when the rack holds fewer local partitions than a balanced placement gives it."""
+        return self.local_partitions < self.min_local
 
     @property
     def cross_zone_fraction(self) -> float:
@@ -133,12 +148,12 @@ class AuditReport:
 
     @property
     def clean(self) -> bool:
-        """No rack-missing partition, no leader skew, no fixable zone gap, every broker has a rack."""
+        """No rack-missing partition, no leader skew, no excessive zone gap, every broker has a rack."""
         return not (
             self.partition_issues
             or self.leader_skews
             or self.brokers_without_rack
-            or any(g.fixable for g in self.zone_gaps)
+            or any(g.excessive for g in self.zone_gaps)
         )
 
     def issues_for(self, topic: str) -> tuple[PartitionIssue, ...]:
@@ -181,7 +196,8 @@ class AuditReport:
                     "partitions": list(g.partitions),
                     "total_partitions": g.total_partitions,
                     "cross_zone_fraction": round(g.cross_zone_fraction, 4),
-                    "fixable": g.fixable,
+                    "min_local": g.min_local,
+                    "excessive": g.excessive,
                 }
                 for g in self.zone_gaps
             ],
@@ -254,11 +270,14 @@ def audit(snapshot: ClusterSnapshot, *, leaders: str = "current") -> AuditReport
         skew = leader_skew(topic, leader_ids, brokers, len(parts))
         if skew is not None:
             skews.append(skew)
+        # Each partition can be local to at most min(RF, racks) racks; a balanced topic shares those
+        # slots evenly, so every rack is local to at least total // racks partitions.
+        slots = sum(min(len(p.replicas), len(racks)) for p in parts)
+        min_local = slots // len(racks) if racks else 0
         for rack in racks:
             missing = tuple(p.partition for p in parts if rack not in {brokers.get(b) for b in p.replicas})
             if missing:
-                fixable = any(len(p.replicas) >= len(racks) for p in parts if p.partition in missing)
-                gaps.append(ZoneGap(topic, rack, missing, len(parts), fixable))
+                gaps.append(ZoneGap(topic, rack, missing, len(parts), min_local))
     return AuditReport(
         brokers=dict(brokers),
         topics=snapshot.topics,

@@ -126,7 +126,7 @@ def _print_audit(report: Any) -> None:
         console.print(table)
     if report.zone_gaps:
         table = Table(title="Zones without a local replica (consumers there read cross-zone)")
-        for col in ("topic", "rack", "partitions", "cross-zone", "fixable"):
+        for col in ("topic", "rack", "partitions", "cross-zone", "local (balanced min)", "excessive"):
             table.add_column(col)
         for g in report.zone_gaps:
             table.add_row(
@@ -134,7 +134,8 @@ def _print_audit(report: Any) -> None:
                 g.rack,
                 str(list(g.partitions)),
                 f"{g.cross_zone_fraction:.0%}",
-                "yes" if g.fixable else "no (RF < racks)",
+                f"{g.local_partitions} ({g.min_local})",
+                "yes" if g.excessive else "no",
             )
         console.print(table)
     console.print("[green]clean[/green]" if report.clean else "[yellow]issues found[/yellow]")

@@ -143,7 +143,7 @@ def fix_replicas(
     (``load``: replicas per broker) on a missing rack, lowest id on a tie.
     """
     racks = sorted({r for r in broker_racks.values() if r})
-    load = Counter(load or {})
+    load = Counter(load or {})  # a private copy: the caller's counts change only through _shift_load
     result = list(replicas)
     rack_of = [broker_racks.get(b) for b in result]
     target = min(len(result), len(racks))
@@ -167,6 +167,13 @@ def fix_replicas(
     return tuple(result)
 
 
+def _shift_load(load: Counter[int], before: Sequence[int], after: Sequence[int]) -> None:
+    for b in set(after) - set(before):
+        load[b] += 1
+    for b in set(before) - set(after):
+        load[b] -= 1
+
+
 def _surplus_slot(rack_of: Sequence[str | None]) -> int:
     """The slot to give up: a replica off the cluster first, else the last copy on the most crowded rack."""
     for i in range(len(rack_of) - 1, -1, -1):
@@ -178,6 +185,52 @@ def _surplus_slot(rack_of: Sequence[str | None]) -> int:
         if counts[rack_of[i]] == crowded:
             return i
     return len(rack_of) - 1
+
+
+def spread_replicas(
+    assignment: Mapping[int, Sequence[int]],
+    broker_racks: Mapping[int, str | None],
+    load: Mapping[int, int] | None = None,
+) -> dict[int, tuple[int, ...]]:
+    """Even out how many partitions each rack holds locally when RF < racks, one replica move at a time.
+
+    RF 2 on racks a/b/c with all 6 partitions on a and b: racks hold 6/6/0 local partitions. Each step moves
+    a follower of a partition from the rack holding most to the rack holding fewest (that lacks it):
+    6/6/0 → 5/6/1 → 5/5/2 → 4/5/3 → 4/4/4, four moves, the fewest (rack c needs 4 and each move gives one).
+    Racks already within one of each other are left alone; so are partitions with RF >= racks.
+    """
+    result = {p: tuple(r) for p, r in assignment.items()}
+    racks = sorted({r for r in broker_racks.values() if r})
+    load = Counter(load or {})
+    while True:
+        local = Counter({r: 0 for r in racks})
+        for reps in result.values():
+            local.update({broker_racks[b] for b in reps if broker_racks.get(b)})
+        if len(racks) < 2:
+            return result
+        low = min(racks, key=lambda r: (local[r], r))
+        high = max(racks, key=lambda r: (local[r], r))
+        if local[high] - local[low] < 2:
+            return result
+        options = []
+        for p, reps in sorted(result.items()):
+            reps_racks = [broker_racks.get(b) for b in reps]
+            if low in reps_racks or high not in reps_racks:
+                continue
+            for slot, b in enumerate(reps):
+                if broker_racks.get(b) == high:
+                    # followers before leaders, then the busiest broker gives up a copy
+                    options.append((slot == 0, -load[b], p, slot))
+        if not options:
+            return result
+        _, _, partition, slot = min(options)
+        reps = list(result[partition])
+        candidates = [b for b, r in broker_racks.items() if r == low and b not in reps]
+        chosen = min(candidates, key=lambda b: (load[b], b))
+        load[reps[slot]] -= 1
+        load[chosen] += 1
+        reps[slot] = chosen
+        result[partition] = tuple(reps)
 
 
 def balance_leaders(
@@ -258,19 +311,23 @@ def plan_reassignment(
                 f"topics: {topic!r} is not in the snapshot; check the name or describe it first"
             )
         proposed: dict[int, tuple[int, ...]] = {}
-        reasons: dict[int, list[str]] = {}
         for p in parts:
             fixed = fix_replicas(p.replicas, brokers, load) if fix_racks else p.replicas
-            for b in set(fixed) - set(p.replicas):
-                load[b] += 1
-            for b in set(p.replicas) - set(fixed):
-                load[b] -= 1
+            _shift_load(load, p.replicas, fixed)
             proposed[p.partition] = fixed
-            if fixed != p.replicas:
-                missing = sorted(
-                    {brokers.get(b) or "?" for b in fixed} - {brokers.get(b) or "?" for b in p.replicas}
+        if fix_racks:
+            spread = spread_replicas(proposed, brokers, load)
+            for pid, reps in spread.items():
+                _shift_load(load, proposed[pid], reps)
+            proposed = spread
+        reasons: dict[int, list[str]] = {}
+        for p in parts:
+            if set(proposed[p.partition]) != set(p.replicas):
+                added = sorted(
+                    {brokers.get(b) or "?" for b in proposed[p.partition]}
+                    - {brokers.get(b) or "?" for b in p.replicas}
                 )
-                reasons.setdefault(p.partition, []).append(f"add rack(s) {', '.join(missing)}")
+                reasons.setdefault(p.partition, []).append(f"add rack(s) {', '.join(added)}")
         if fix_leaders:
             balanced = balance_leaders(proposed, brokers)
             for pid, reps in balanced.items():
