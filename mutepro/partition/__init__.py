@@ -11,7 +11,7 @@ from mutepro.partition.hashing import PARTITIONERS, crc32_hash, fnv1a_hash, key_
 from mutepro.partition.protocols import DefaultMutingPartitioner, MuteView, MutingPartitioner
 from mutepro.partition.reroute import reroute_partition
 from mutepro.partition.snapshot import TopicSnapshot
-from mutepro.partition.sticky import StickyChooser
+from mutepro.partition.sticky import StickyChooser, linger_from_config
 
 __all__ = [
     "PARTITIONERS",
@@ -23,6 +23,7 @@ __all__ = [
     "crc32_hash",
     "fnv1a_hash",
     "key_partitioner",
+    "linger_from_config",
     "murmur2_hash",
     "reroute_partition",
 ]

@@ -16,7 +16,8 @@ from __future__ import annotations
 import random
 import time
 from bisect import bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from mutepro.errors import ConfigError
 from mutepro.partition.snapshot import TopicSnapshot
@@ -116,3 +117,24 @@ class StickyChooser:
             self._state.clear()
         else:
             self._state.pop(topic, None)
+
+
+def linger_from_config(config: Mapping[str, Any]) -> float:
+    """``linger_s``: librdkafka's ``sticky.partitioning.linger.ms`` for a producer config, in seconds.
+
+    librdkafka (``rdkafka_conf.c``): the explicit ``sticky.partitioning.linger.ms`` if set, else
+    ``min(900000, 2 * linger.ms)`` (``queue.buffering.max.ms`` is the alias; default 5 ms), so the default is
+    10 ms -> 0.01 s, and ``linger.ms=100`` gives 0.2 s.
+    """
+    try:
+        if "sticky.partitioning.linger.ms" in config:
+            millis = float(config["sticky.partitioning.linger.ms"])
+            key = "sticky.partitioning.linger.ms"
+        else:
+            key = "linger.ms" if "linger.ms" in config else "queue.buffering.max.ms"
+            millis = min(900_000.0, 2 * float(config.get(key, 5)))
+    except (TypeError, ValueError) as err:
+        raise ConfigError(f"{key}: expected a number of milliseconds, got {config.get(key)!r}") from err
+    if millis < 0:
+        raise ConfigError(f"{key}: must be >= 0 milliseconds, got {millis:g}")
+    return millis / 1000.0

@@ -11,7 +11,7 @@ import pytest
 
 from mutepro.errors import ConfigError
 from mutepro.partition.snapshot import TopicSnapshot
-from mutepro.partition.sticky import StickyChooser
+from mutepro.partition.sticky import StickyChooser, linger_from_config
 
 
 class FakeClock:
@@ -194,3 +194,28 @@ class TestWeights:
         counts = Counter(chooser.choose(snap, 1) for _ in range(16000))
         assert set(counts) == set(snap.writable)
         assert all(abs(c / 16000 - 1 / 8) < 0.02 for c in counts.values())
+
+
+class TestLingerFromConfig:
+    """linger_s derived from a producer config the way librdkafka derives sticky.partitioning.linger.ms."""
+
+    def test_default_is_twice_linger_ms(self) -> None:
+        """No settings -> 2 x 5 ms = 10 ms; linger.ms (or its alias) doubles; capped at 900 s."""
+        assert linger_from_config({}) == pytest.approx(0.01)
+        assert linger_from_config({"linger.ms": 100}) == pytest.approx(0.2)
+        assert linger_from_config({"queue.buffering.max.ms": "20"}) == pytest.approx(0.04)
+        assert linger_from_config({"linger.ms": 10**7}) == pytest.approx(900.0)
+
+    def test_explicit_setting_wins(self) -> None:
+        """An explicit sticky.partitioning.linger.ms is used as is, including 0 (stickiness off)."""
+        assert linger_from_config({"linger.ms": 100, "sticky.partitioning.linger.ms": 3}) == pytest.approx(
+            0.003
+        )
+        assert linger_from_config({"sticky.partitioning.linger.ms": 0}) == 0.0
+
+    def test_bad_values_name_the_key(self) -> None:
+        """Non-numeric or negative values are ConfigErrors naming the offending key."""
+        with pytest.raises(ConfigError, match=r"^linger\.ms"):
+            linger_from_config({"linger.ms": "soon"})
+        with pytest.raises(ConfigError, match=r"^sticky\.partitioning\.linger\.ms"):
+            linger_from_config({"sticky.partitioning.linger.ms": -1})
