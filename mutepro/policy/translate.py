@@ -39,7 +39,24 @@ _TYPE_EXPECTED = {
     "none_required": "null",
     "missing": "a value",
 }
-_QUOTED_OPTION = re.compile(r"'([^']*)'")
+_OPTION_SEPARATOR = re.compile(r", | or ")
+
+
+@dataclass(frozen=True)
+class _Option:
+    text: str  # as shown: 'reroute' (strings quoted) or 1
+    value: str  # bare, for suggestions
+
+
+def _options(expected: str) -> list[_Option]:
+    # pydantic renders Literal choices as "'reroute', 'hold', 'fail' or 'ignore'" (non-strings unquoted: "1").
+    parts = [part.strip() for part in _OPTION_SEPARATOR.split(expected) if part.strip()]
+    return [_Option(part, part.strip("'")) for part in parts]
+
+
+def _number(bound: Any) -> Any:
+    # Float fields report bounds as 100.0; users wrote 100.
+    return int(bound) if isinstance(bound, float) and bound.is_integer() else bound
 
 
 @dataclass(frozen=True)
@@ -89,12 +106,13 @@ def _explain(
     if kind == "extra_forbidden":
         return _unknown_key(name, relative, model)
     if kind == "literal_error":
-        options = _QUOTED_OPTION.findall(str(ctx.get("expected", "")))
-        expected = "one of " + ", ".join(repr(o) for o in options)
-        message = (
-            f"unknown {name} {value!r}" if isinstance(value, str) else f"{name} is not one of the choices"
-        )
-        return expected, message + _suggest(str(value), options)
+        options = _options(str(ctx.get("expected", "")))
+        shown = [o.text for o in options]
+        if len(options) == 1:
+            return shown[0], f"{name} must be {shown[0]}"
+        expected = "one of " + ", ".join(shown)
+        message = f"unknown {name} {value!r}" if isinstance(value, str) else f"{name} is not a choice"
+        return expected, message + _suggest(str(value), [o.value for o in options])
     bounds = {
         "greater_than_equal": (">=", "ge"),
         "greater_than": (">", "gt"),
@@ -103,7 +121,7 @@ def _explain(
     }
     if kind in bounds:
         operator, key = bounds[kind]
-        return f"a value {operator} {ctx.get(key)}", f"{name} is out of range"
+        return f"a value {operator} {_number(ctx.get(key))}", f"{name} is out of range"
     if kind == "string_too_short":
         return "a non-empty string", f"{name} must not be empty"
     if kind in _TYPE_EXPECTED:
