@@ -13,6 +13,7 @@ import click
 
 from mutepro import __version__
 from mutepro.errors import MuteproError
+from mutepro.logs import configure_logging
 
 # (module, attribute) of every sub-command group; a group whose module is absent is simply not offered.
 _GROUPS = (
@@ -25,8 +26,12 @@ _GROUPS = (
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="mutepro")
-def cli() -> None:
+@click.option("--log-level", default="info", show_default=True,
+              type=click.Choice(["debug", "info", "warning", "error"]), help="Events shown on stderr.")
+@click.option("--log-format", default="console", show_default=True, type=click.Choice(["console", "json"]))
+def cli(log_level: str, log_format: str) -> None:
     """mutepro: keep Kafka producers healthy when part of the cluster is not."""
+    configure_logging(log_level, log_format)
 
 
 for _module, _attr in _GROUPS:

@@ -1,0 +1,18 @@
+"""A real local Kafka cluster (KRaft, one rack per broker) with fault injection, for tests, demos and benchmarks."""
+
+from __future__ import annotations
+
+from mutepro.cluster.faults import Limper
+from mutepro.cluster.jars import DEFAULT_KAFKA_VERSION, KafkaDistribution, resolve_kafka
+from mutepro.cluster.launcher import BrokerInfo, LocalCluster
+from mutepro.cluster.spec import ClusterSpec
+
+__all__ = [
+    "DEFAULT_KAFKA_VERSION",
+    "BrokerInfo",
+    "ClusterSpec",
+    "KafkaDistribution",
+    "Limper",
+    "LocalCluster",
+    "resolve_kafka",
+]

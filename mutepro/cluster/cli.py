@@ -11,10 +11,12 @@ from rich.console import Console
 from rich.table import Table
 
 from mutepro.cluster.faults import Limper
+from mutepro.cluster.jars import resolve_kafka
 from mutepro.cluster.launcher import LocalCluster, default_run_root
 from mutepro.cluster.spec import ClusterSpec
 
 _console = Console()
+_err_console = Console(stderr=True)  # progress goes to stderr so `--json` output stays parseable
 
 
 def _run_dir(name: str) -> Path:
@@ -50,7 +52,8 @@ def up(brokers: int, racks: str | None, timeout: float, name: str, as_json: bool
     """Start the cluster in the background and print its bootstrap servers and racks."""
     spec = ClusterSpec(brokers=brokers, racks=_parse_racks(racks), startup_timeout_s=timeout)
     t0 = time.monotonic()
-    with _console.status(f"starting {brokers} brokers and a KRaft controller (first run resolves the jars)..."):
+    status = _err_console.status(f"starting {brokers} brokers and a KRaft controller (the first run resolves jars)")
+    with status:
         handle = LocalCluster(spec, detached=True, name=name).start()
     elapsed = time.monotonic() - t0
     if as_json:
@@ -58,6 +61,17 @@ def up(brokers: int, racks: str | None, timeout: float, name: str, as_json: bool
         return
     _print_status(handle)
     click.echo(f"ready in {elapsed:.1f}s; export MUTEPRO_BOOTSTRAP={handle.bootstrap_servers}")
+
+
+@cluster.command("jars")
+@click.option(
+    "--version", "version", default=None, help="Kafka version (default: MUTEPRO_KAFKA_VERSION or the pinned one)."
+)
+def jars(version: str | None) -> None:
+    """Resolve the Kafka server jars (Maven Central, or KAFKA_HOME) into the cache and print where they are."""
+    with _err_console.status("resolving Apache Kafka jars with Maven (first time: about a minute)"):
+        dist = resolve_kafka(version)
+    click.echo(f"Kafka {dist.version} from {dist.source}: {dist.libs_dir}")
 
 
 @cluster.command("status")
@@ -151,7 +165,9 @@ def _parse_racks(value: str | None) -> int | list[str] | dict[int, str] | None:
         try:
             return {int(k): v for k, v in (p.split("=", 1) for p in parts)}
         except ValueError as err:
-            raise click.BadParameter(f"expected id=rack pairs like 1=rack-a, got {value!r}", param_hint="--racks") from err
+            raise click.BadParameter(
+                f"expected id=rack pairs like 1=rack-a, got {value!r}", param_hint="--racks"
+            ) from err
     return parts
 
 

@@ -10,6 +10,7 @@ yours (``pytest_plugins = ["mutepro.testing.fixtures"]``).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import socket
@@ -70,10 +71,9 @@ def topic_factory(kafka_cluster: LocalCluster, request: pytest.FixtureRequest) -
     if created:
         futures = admin.delete_topics(created, operation_timeout=10)
         for fut in futures.values():
-            try:
+            # a topic on a killed broker may not delete cleanly; it dies with the cluster
+            with contextlib.suppress(Exception):
                 fut.result(timeout=15)
-            except Exception:  # a topic on a killed broker may not delete cleanly; it dies with the cluster
-                pass
 
 
 def create_topic(
@@ -90,7 +90,11 @@ def create_topic(
     from confluent_kafka.admin import NewTopic
 
     if replica_assignment is not None:
-        topic = NewTopic(name, replica_assignment=[list(r) for r in replica_assignment], config=dict(config or {}))
+        # librdkafka wants the partition count stated alongside an explicit assignment (-1 means "broker default")
+        topic = NewTopic(
+            name, num_partitions=len(replica_assignment),
+            replica_assignment=[list(r) for r in replica_assignment], config=dict(config or {}),
+        )
         expected = len(replica_assignment)
     else:
         topic = NewTopic(

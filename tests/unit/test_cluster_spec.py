@@ -1,0 +1,109 @@
+"""Cluster shape and prerequisite checks, without starting Java."""
+
+from __future__ import annotations
+
+import socket
+from pathlib import Path
+
+import pytest
+
+from mutepro.cluster.faults import Limper
+from mutepro.cluster.jars import require_java, resolve_kafka
+from mutepro.cluster.launcher import _allocate_ports
+from mutepro.cluster.process import NodeProcess
+from mutepro.cluster.spec import ClusterSpec, resolve_racks
+from mutepro.errors import ClusterError, ConfigError, PrerequisiteError
+
+
+class TestResolveRacks:
+    def test_default_is_one_rack_per_broker(self) -> None:
+        """Three brokers get rack-a, rack-b and rack-c."""
+        assert resolve_racks(3, None) == {1: "rack-a", 2: "rack-b", 3: "rack-c"}
+
+    def test_six_brokers_on_three_racks_round_robin(self) -> None:
+        """An int spreads brokers round-robin over that many racks."""
+        assert resolve_racks(6, 3) == {1: "rack-a", 2: "rack-b", 3: "rack-c", 4: "rack-a", 5: "rack-b", 6: "rack-c"}
+
+    def test_four_racks_by_name(self) -> None:
+        """A list of names is used in order."""
+        assert resolve_racks(4, ["z1", "z2", "z3", "z4"]) == {1: "z1", 2: "z2", 3: "z3", 4: "z4"}
+
+    def test_explicit_mapping_must_cover_every_broker(self) -> None:
+        """A mapping missing a broker names the missing id."""
+        with pytest.raises(ConfigError, match=r"missing \[3\]"):
+            resolve_racks(3, {1: "a", 2: "b"})
+
+    def test_zero_brokers_is_rejected(self) -> None:
+        """At least one broker is required, and the error names the field."""
+        with pytest.raises(ConfigError, match="brokers:"):
+            resolve_racks(0, None)
+
+
+class TestClusterSpec:
+    def test_non_loopback_host_is_rejected(self) -> None:
+        """The launcher binds to loopback only."""
+        with pytest.raises(ConfigError, match="host:"):
+            ClusterSpec(host="10.0.0.1").validate()
+
+    def test_port_count_must_match_brokers(self) -> None:
+        """broker_ports needs one port per broker."""
+        with pytest.raises(ConfigError, match="broker_ports:"):
+            ClusterSpec(brokers=3, broker_ports=[9092]).validate()
+
+
+class TestPorts:
+    def test_busy_port_names_the_port_and_the_fix(self) -> None:
+        """A port already bound gives a ClusterError naming it and suggesting 0."""
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            sock.listen()
+            busy = sock.getsockname()[1]
+            with pytest.raises(ClusterError, match=rf"port {busy} .*pass 0"):
+                _allocate_ports([0, busy], "127.0.0.1")
+
+    def test_zero_ports_are_distinct(self) -> None:
+        """Free ports chosen together never collide."""
+        ports = _allocate_ports([0, 0, 0, 0], "127.0.0.1")
+        assert len(set(ports)) == 4
+
+
+class TestPrerequisites:
+    def test_missing_java_is_explained(self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+        """Without java on PATH or JAVA_HOME the error says how to install it."""
+        monkeypatch.setenv("PATH", str(tmp_path))
+        monkeypatch.delenv("JAVA_HOME", raising=False)
+        with pytest.raises(PrerequisiteError, match=r"java was not found.*JAVA_HOME"):
+            require_java()
+
+    def test_missing_mvn_suggests_kafka_home(self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+        """Without mvn and without a cache the error names Maven and KAFKA_HOME."""
+        monkeypatch.setenv("PATH", str(tmp_path))
+        monkeypatch.delenv("KAFKA_HOME", raising=False)
+        with pytest.raises(PrerequisiteError, match=r"mvn was not found.*KAFKA_HOME"):
+            resolve_kafka("4.3.1", cache_dir=tmp_path / "cache")
+
+    def test_bad_kafka_home_is_explained(self, tmp_path: Path) -> None:
+        """A KAFKA_HOME without libs/kafka_*.jar is rejected with the expected layout."""
+        with pytest.raises(PrerequisiteError, match="does not look like an unpacked Kafka distribution"):
+            resolve_kafka(kafka_home=tmp_path)
+
+    def test_kafka_home_version_is_read_from_the_jar(self, tmp_path: Path) -> None:
+        """An unpacked distribution is used as is, its version taken from kafka_2.13-<v>.jar."""
+        (tmp_path / "libs").mkdir()
+        (tmp_path / "libs" / "kafka_2.13-4.3.1.jar").write_bytes(b"")
+        dist = resolve_kafka(kafka_home=tmp_path)
+        assert (dist.version, dist.source) == ("4.3.1", "KAFKA_HOME")
+
+
+class TestLimper:
+    def test_duty_outside_zero_one_is_rejected(self, tmp_path: Path) -> None:
+        """duty is a fraction; 80 (percent) is a mistake the error explains."""
+        node = NodeProcess(1, "broker", 9092, tmp_path)
+        with pytest.raises(ConfigError, match="duty:"):
+            Limper(node, duty=80)
+
+    def test_unbounded_duration_is_rejected(self, tmp_path: Path) -> None:
+        """Every fault loop is bounded in time."""
+        node = NodeProcess(1, "broker", 9092, tmp_path)
+        with pytest.raises(ConfigError, match="max_duration_s:"):
+            Limper(node, max_duration_s=10_000)
