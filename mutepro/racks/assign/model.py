@@ -132,9 +132,7 @@ class Scenario:
         ids = [m.member_id for m in self.members]
         duplicates = sorted({i for i in ids if ids.count(i) > 1})
         if duplicates:
-            raise ConfigError(
-                f"members: member_id {duplicates} appears more than once; member ids must be unique"
-            )
+            raise ConfigError(f"members: member_id {duplicates} appears more than once; member ids must be unique")
 
     def member(self, member_id: str) -> Member:
         """The member with this id."""

@@ -118,9 +118,7 @@ class RangeAssignor:
                     _assign_ranges(state, state.racks_match, assignment)
 
 
-def _assign(
-    consumer: str, partitions: list[TopicPartition], state: _TopicState, assignment: Assignment
-) -> None:
+def _assign(consumer: str, partitions: list[TopicPartition], state: _TopicState, assignment: Assignment) -> None:
     assignment[consumer].extend(partitions)
     state.on_assigned(consumer, partitions)
 
@@ -150,9 +148,7 @@ def _assign_co_partitioned(num_partitions: int, states: list[_TopicState], assig
             (
                 c
                 for c in remaining
-                if all(
-                    s.racks_match(c, TopicPartition(s.topic, p)) and s.max_assignable(c) > 0 for s in states
-                )
+                if all(s.racks_match(c, TopicPartition(s.topic, p)) and s.max_assignable(c) > 0 for s in states)
             ),
             None,
         )

@@ -48,9 +48,7 @@ class StickyResult:
 class _RackInfo:
     """Java's ``AbstractStickyAssignor.RackInfo``."""
 
-    def __init__(
-        self, scenario: Scenario, topics: list[str], order: list[str], prefer_rack_aware: bool
-    ) -> None:
+    def __init__(self, scenario: Scenario, topics: list[str], order: list[str], prefer_rack_aware: bool) -> None:
         members = {m.member_id: m for m in scenario.members}
         consumers_by_rack: dict[str, list[str]] = {}
         for consumer in order:
@@ -328,9 +326,7 @@ class _Constrained:
             )
         for consumer in self.under_min:
             if len(self.assignment[consumer]) != self.min_quota:
-                raise AssignmentStateError(
-                    f"consumer {consumer} did not reach the min quota {self.min_quota}"
-                )
+                raise AssignmentStateError(f"consumer {consumer} did not reach the min quota {self.min_quota}")
 
 
 class _SortedConsumers:
@@ -424,9 +420,7 @@ class _General:
             for t in topics:
                 self.topic_consumers[t].append(consumer)
             self.current.setdefault(consumer, [])
-        self.partition_consumer: dict[TopicPartition, str] = {
-            tp: c for c, tps in self.current.items() for tp in tps
-        }
+        self.partition_consumer: dict[TopicPartition, str] = {tp: c for c, tps in self.current.items() for tp in tps}
         sorted_topics = sorted(self.ppt, key=lambda t: (len(self.topic_consumers[t]), string_key(t)))
         self.sorted_all = core.all_partitions(sorted_topics)
         self.sorted_consumers = _SortedConsumers(self.current)
@@ -437,9 +431,7 @@ class _General:
         prev = self._prepopulate()
         assigned = self._assign_owned()
         if assigned:
-            assigned.sort(
-                key=lambda tp: (len(self.topic_consumers[tp.topic]), string_key(tp.topic), tp.partition)
-            )
+            assigned.sort(key=lambda tp: (len(self.topic_consumers[tp.topic]), string_key(tp.topic), tp.partition))
             unassigned = _unassigned_two_pointer(self.sorted_all, assigned)
         else:
             unassigned = list(self.sorted_all)
@@ -575,11 +567,7 @@ class _General:
         if not self.revocation_required:
             self._perform_reassignments(unassigned, prev)
         performed = self._perform_reassignments(self.sorted_all, prev)
-        if (
-            not initializing
-            and performed
-            and self._balance_score(self.current) >= self._balance_score(before)
-        ):
+        if not initializing and performed and self._balance_score(self.current) >= self._balance_score(before):
             self.current.clear()
             self.current.update({c: list(ps) for c, ps in before.items()})
             self.partition_consumer = before_owner
@@ -661,9 +649,7 @@ def sticky_target(scenario: Scenario, *, prefer_rack_aware: bool = False) -> Sti
         return StickyResult({}, {})
     builder: _Constrained | _General = _Constrained(core) if core.all_equal else _General(core)
     result = builder.build()
-    return StickyResult(
-        {c: sorted(ps, key=tp_key) for c, ps in result.assignment.items()}, result.transferring
-    )
+    return StickyResult({c: sorted(ps, key=tp_key) for c, ps in result.assignment.items()}, result.transferring)
 
 
 def transferring_partitions(scenario: Scenario, assignment: Assignment) -> dict[TopicPartition, str]:
@@ -691,11 +677,7 @@ class CooperativeStickyAssignor:
         """(this rebalance's assignment, the target assignment, partitions moving -> new owner)."""
         result = sticky_target(scenario, prefer_rack_aware=self.prefer_rack_aware)
         target = result.assignment
-        moving = (
-            result.transferring
-            if result.transferring is not None
-            else transferring_partitions(scenario, target)
-        )
+        moving = result.transferring if result.transferring is not None else transferring_partitions(scenario, target)
         now = {c: [tp for tp in ps if moving.get(tp) != c] for c, ps in target.items()}
         return now, target, moving
 
