@@ -23,9 +23,7 @@ class SlowCallDetector:
 
     name = "slow_call"
 
-    def __init__(
-        self, threshold_s: float, rate_threshold: float, window: SlidingWindow, minimum_calls: int
-    ) -> None:
+    def __init__(self, threshold_s: float, rate_threshold: float, window: SlidingWindow, minimum_calls: int) -> None:
         if not threshold_s > 0:
             raise ConfigError(f"slow_call.threshold_s must be > 0 seconds, got {threshold_s!r}")
         self.threshold_s = float(threshold_s)
@@ -36,9 +34,7 @@ class SlowCallDetector:
 
     def record(self, delivery: Delivery) -> None:
         """Count one final report; slow = latency over the threshold (failed or not)."""
-        self.window.record(
-            failed=not delivery.ok, slow=delivery.latency_s > self.threshold_s, now=delivery.now
-        )
+        self.window.record(failed=not delivery.ok, slow=delivery.latency_s > self.threshold_s, now=delivery.now)
 
     def check(self, load: PartitionLoad, now: float) -> Verdict | None:
         """Return a ``slow_call`` verdict when window + stuck messages are past the rate threshold."""

@@ -298,13 +298,9 @@ class MuteBreaker:
                 f"({retry_interval_s!r}); raise it or lower the retry interval"
             )
         if not backoff_multiplier >= 1.0:
-            raise ConfigError(
-                f"breaker backoff_multiplier must be >= 1 (1 = no backoff), got {backoff_multiplier!r}"
-            )
+            raise ConfigError(f"breaker backoff_multiplier must be >= 1 (1 = no backoff), got {backoff_multiplier!r}")
         if int(half_open_probes) != half_open_probes or half_open_probes < 1:
-            raise ConfigError(
-                f"breaker half_open_probes must be a whole number >= 1, got {half_open_probes!r}"
-            )
+            raise ConfigError(f"breaker half_open_probes must be a whole number >= 1, got {half_open_probes!r}")
         if not sync_interval_s >= 0:
             raise ConfigError(f"breaker sync_interval_s must be >= 0 seconds, got {sync_interval_s!r}")
         self.name = name
@@ -384,9 +380,7 @@ class MuteBreaker:
     def snapshot(self) -> BreakerSnapshot:
         """An immutable copy of the current state."""
         with self._lock:
-            return BreakerSnapshot(
-                self.name, self.state, self._reason, self._opened_at, self._retry_at, self._opens
-            )
+            return BreakerSnapshot(self.name, self.state, self._reason, self._opened_at, self._retry_at, self._opens)
 
     # -- write side -------------------------------------------------------------------------------
 
@@ -521,10 +515,8 @@ class MuteBreaker:
             log.warning("ignoring malformed breaker record", breaker=self.name, error=repr(err))
             return None
 
-    def _adopt(
-        self, record: Mapping[str, object], version: int, writer: str, now: float
-    ) -> Transition | None:
-        target = BreakerState(record["state"])
+    def _adopt(self, record: Mapping[str, object], version: int, writer: str, now: float) -> Transition | None:
+        target = BreakerState(str(record["state"]))
         offset = now - self._wall()  # epoch -> this process's monotonic clock
 
         def local(key: str) -> float | None:

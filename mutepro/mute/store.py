@@ -168,8 +168,6 @@ def make_store(backend: str, url: str | None, key_prefix: str) -> BreakerStore:
         return MemoryStore()
     if backend == "redis":
         if not url:
-            raise ConfigError(
-                "store.url is required for store.backend 'redis'; e.g. redis://127.0.0.1:6379/0"
-            )
+            raise ConfigError("store.url is required for store.backend 'redis'; e.g. redis://127.0.0.1:6379/0")
         return RedisStore(url, key_prefix)
     raise ConfigError(f"store.backend must be one of {STORE_BACKENDS}, got {backend!r}")

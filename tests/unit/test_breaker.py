@@ -374,7 +374,7 @@ class TestConfig:
             ({"sync_interval_s": -1}, "sync_interval_s"),
         ],
     )
-    def test_rejects_bad_settings(self, world: World, kw: dict[str, float], field: str) -> None:
+    def test_rejects_bad_settings(self, world: World, kw: dict[str, Any], field: str) -> None:
         """Invalid settings are ConfigErrors naming the field."""
         with pytest.raises(ConfigError, match=field):
             make(world, **kw)

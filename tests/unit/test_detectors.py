@@ -35,9 +35,7 @@ def load(ages: list[float] | None = None, **kw: int) -> PartitionLoad:
     return PartitionLoad(oldest_age_s=ages[0] if ages else None, ages_s=tuple(ages), **base)  # type: ignore[arg-type]
 
 
-def feed(
-    detector: PartitionDetector, n: int, *, ok: bool = True, latency_s: float = 0.01, now: float = 0.0
-) -> None:
+def feed(detector: PartitionDetector, n: int, *, ok: bool = True, latency_s: float = 0.01, now: float = 0.0) -> None:
     """Record n identical deliveries."""
     for _ in range(n):
         detector.record(Delivery(ok=ok, latency_s=latency_s, now=now))
@@ -247,10 +245,7 @@ class TestCongestionDetector:
     def test_zero_limits_are_ignored(self) -> None:
         """An unknown (0) buffer limit never trips on its own."""
         d = CongestionDetector(max_share=0.5, min_messages=1)
-        assert (
-            d.check(load(outstanding=50, outstanding_bytes=50, buffer_max_messages=0, buffer_max_bytes=0), 0)
-            is None
-        )
+        assert d.check(load(outstanding=50, outstanding_bytes=50, buffer_max_messages=0, buffer_max_bytes=0), 0) is None
 
     def test_rejects_bad_share(self) -> None:
         """max_share outside (0, 1] is a ConfigError."""
@@ -258,9 +253,7 @@ class TestCongestionDetector:
             CongestionDetector(0.0, 1)
 
 
-def broker(
-    node: int, state: str = "UP", p99: float = 5.0, samples: int = 10, age: float = 0.0
-) -> BrokerStats:
+def broker(node: int, state: str = "UP", p99: float = 5.0, samples: int = 10, age: float = 0.0) -> BrokerStats:
     """A BrokerStats with the fields the broker detector reads."""
     return BrokerStats(node, f"b:9092/{node}", state, p99, p99 / 2, 1.0, 0, 0, 0, 0, 1, 0, samples, age)
 

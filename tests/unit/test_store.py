@@ -103,9 +103,7 @@ class TestStoreContract:
     def test_pybreaker_storage_starts_closed(self, backend: StoreFactory) -> None:
         """storage_for gives a pybreaker storage, closed when new."""
         storage = backend().storage_for("t-0")
-        assert (
-            isinstance(storage, pybreaker.CircuitBreakerStorage) and storage.state == pybreaker.STATE_CLOSED
-        )
+        assert isinstance(storage, pybreaker.CircuitBreakerStorage) and storage.state == pybreaker.STATE_CLOSED
 
     def test_pybreaker_storage_is_shared(self, backend: StoreFactory) -> None:
         """A state written through one process's storage is seen through the other's."""
