@@ -88,9 +88,7 @@ class TestValidPolicies:
 
     def test_zero_message_timeout_means_no_ceiling(self) -> None:
         """message.timeout.ms 0 (infinite in librdkafka) accepts any slow-call threshold."""
-        policy = load_policy(
-            {"client": {"message.timeout.ms": 0}, "defaults": {"slow_call": {"threshold_ms": 10**7}}}
-        )
+        policy = load_policy({"client": {"message.timeout.ms": 0}, "defaults": {"slow_call": {"threshold_ms": 10**7}}})
         assert policy.defaults.slow_call.threshold_ms == 10**7
 
 
@@ -200,9 +198,7 @@ class TestBadInput:
 
     def test_time_window_allows_any_minimum_calls(self) -> None:
         """A time window's size is seconds, so minimum_calls is not compared with it."""
-        policy = load_policy(
-            {"defaults": {"slow_call": {"window": {"type": "time", "size": 5}, "minimum_calls": 50}}}
-        )
+        policy = load_policy({"defaults": {"slow_call": {"window": {"type": "time", "size": 5}, "minimum_calls": 50}}})
         assert policy.defaults.slow_call.minimum_calls == 50
 
     def test_override_inconsistent_only_with_inherited_value(self, tmp_path: Path) -> None:
@@ -222,9 +218,7 @@ class TestBadInput:
 
     def test_backoff_cap_below_first_interval(self) -> None:
         """max_retry_interval_ms below retry_interval_ms is an error naming the cap."""
-        issues = issues_of(
-            {"defaults": {"breaker": {"retry_interval_ms": 5000, "max_retry_interval_ms": 2000}}}
-        )
+        issues = issues_of({"defaults": {"breaker": {"retry_interval_ms": 5000, "max_retry_interval_ms": 2000}}})
         issue = issue_at(issues, "defaults.breaker.max_retry_interval_ms")
         assert issue.expected == ">= retry_interval_ms (5000)"
 
@@ -374,9 +368,7 @@ class TestBadInput:
 
     def test_inherited_error_reported_once(self) -> None:
         """A bad default is reported under defaults only, not again for every topic inheriting it."""
-        issues = issues_of(
-            {"defaults": {"hold": {"max_messages": 0}}, "topics": {"a": {}, "b": {"hold": {}}}}
-        )
+        issues = issues_of({"defaults": {"hold": {"max_messages": 0}}, "topics": {"a": {}, "b": {"hold": {}}}})
         assert [i.path for i in issues] == ["defaults.hold.max_messages"]
 
     def test_error_in_overlay_points_at_overlay(self, tmp_path: Path) -> None:

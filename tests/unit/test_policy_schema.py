@@ -1,0 +1,51 @@
+"""The schema models: defaults as documented, frozen, strict, cross-field rules usable from code."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from mutepro.policy import BreakerConfig, FailureRateConfig, PolicyDocument, TopicPolicy, WindowConfig
+from mutepro.policy.schema import cross_field_error
+
+
+class TestModels:
+    def test_documented_defaults(self) -> None:
+        """TopicPolicy() carries the defaults the contract lists."""
+        policy = TopicPolicy()
+        assert policy.failure_rate.window == WindowConfig(type="count", size=100)
+        assert policy.slow_call.window == WindowConfig(type="time", size=10)
+        assert (policy.failure_rate.minimum_calls, policy.failure_rate.threshold_pct) == (20, 50.0)
+        assert (policy.breaker.retry_interval_ms, policy.breaker.max_retry_interval_ms) == (5000, 60000)
+        assert policy.rescue.header == "x-mutepro-rescued-from"
+
+    def test_frozen(self) -> None:
+        """Models cannot be changed after construction."""
+        with pytest.raises(ValidationError):
+            TopicPolicy().keyed_policy = "hold"  # type: ignore[misc]
+
+    def test_nested_dicts_accepted_from_code(self) -> None:
+        """Code may build a policy from plain dicts (strict mode still accepts mappings for sub-models)."""
+        policy = TopicPolicy.model_validate({"slow_call": {"threshold_ms": 250}})
+        assert policy.slow_call.threshold_ms == 250
+
+    def test_cross_field_rule_applies_from_code(self) -> None:
+        """minimum_calls above a count window is refused however the model is built."""
+        with pytest.raises(ValidationError) as caught:
+            FailureRateConfig(window=WindowConfig(type="count", size=10), minimum_calls=20)
+        assert caught.value.errors()[0]["ctx"]["field"] == "minimum_calls"
+
+    def test_backoff_cap_equal_to_start_is_fine(self) -> None:
+        """max_retry_interval_ms equal to retry_interval_ms means a constant interval."""
+        assert BreakerConfig(retry_interval_ms=1000, max_retry_interval_ms=1000).max_retry_interval_ms == 1000
+
+    def test_client_refuses_nested_values(self) -> None:
+        """A client value that is a mapping (a mis-indented block) is an error at that key."""
+        with pytest.raises(ValidationError) as caught:
+            PolicyDocument.model_validate({"client": {"ssl": {"ca": "x"}}})
+        assert caught.value.errors()[0]["loc"] == ("client", "ssl")
+
+    def test_cross_field_error_context(self) -> None:
+        """cross_field_error carries the field, expected and found for the loader."""
+        error = cross_field_error("url", expected="a URL", found="nothing", message="m")
+        assert error.context == {"field": "url", "expected": "a URL", "found": "nothing"}
