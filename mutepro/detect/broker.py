@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import statistics
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from mutepro.detect.failure_rate import check_minimum
 from mutepro.detect.model import Verdict
@@ -14,6 +14,8 @@ from mutepro.errors import ConfigError
 # needs), so a broker it never talked to stays in INIT forever without anything being wrong. UPDATE: a
 # transient state while the broker's address is updated from metadata.
 _NOT_DOWN = frozenset({"UP", "INIT", "UPDATE"})
+
+_Add = Callable[[int, str, Mapping[str, float | int | str]], None]  # (broker id, cause, figures)
 
 
 class BrokerDetector:
@@ -79,7 +81,7 @@ class BrokerDetector:
 
         return {node: Verdict("broker", detail) for node, detail in sorted(found.items())}
 
-    def _check_down(self, stats: StatsSnapshot, now: float, add) -> None:  # type: ignore[no-untyped-def]
+    def _check_down(self, stats: StatsSnapshot, now: float, add: _Add) -> None:
         leading = {p.leader for p in stats.partitions.values()}
         for node, b in stats.brokers.items():
             if b.state in _NOT_DOWN:
@@ -93,7 +95,7 @@ class BrokerDetector:
             if node not in stats.brokers:
                 del self._down_since[node]  # gone from metadata: nothing left to judge
 
-    def _check_latency(self, stats: StatsSnapshot, add) -> None:  # type: ignore[no-untyped-def]
+    def _check_latency(self, stats: StatsSnapshot, add: _Add) -> None:
         p99 = {n: b.rtt_p99_ms for n, b in stats.brokers.items() if b.state == "UP" and b.rtt_samples > 0}
         if len(p99) < 3:
             return  # each broker needs >= 2 others to compare with

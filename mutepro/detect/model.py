@@ -65,6 +65,10 @@ class Verdict:
     def __post_init__(self) -> None:
         object.__setattr__(self, "detail", _freeze(self.detail))
 
+    def __hash__(self) -> int:
+        # The detail is a read-only mapping of primitives, so a verdict can be hashed by value (sets, dict keys).
+        return hash((self.reason, tuple(sorted(self.detail.items()))))
+
     def describe(self) -> str:
         """One human line: ``slow_call: slow_call_rate=0.93 threshold_pct=50 calls=41``."""
         if not self.detail:

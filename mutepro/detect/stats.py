@@ -92,7 +92,8 @@ def _window_ms(obj: Mapping[str, Any], window: str, field: str) -> float:
 
 
 def _broker(b: Mapping[str, Any]) -> BrokerStats:
-    rtt = b.get("rtt") if isinstance(b.get("rtt"), Mapping) else {}
+    raw_rtt = b.get("rtt")
+    rtt: Mapping[str, Any] = raw_rtt if isinstance(raw_rtt, Mapping) else {}
     return BrokerStats(
         node_id=int(b["nodeid"]),
         name=str(b.get("name", "")),
@@ -106,7 +107,7 @@ def _broker(b: Mapping[str, Any]) -> BrokerStats:
         req_timeouts=_int(b, "req_timeouts"),
         connects=_int(b, "connects"),
         disconnects=_int(b, "disconnects"),
-        rtt_samples=_int(rtt, "cnt"),  # type: ignore[arg-type]
+        rtt_samples=_int(rtt, "cnt"),
         state_age_s=_int(b, "stateage") / 1e6,
     )
 

@@ -198,7 +198,9 @@ WINDOW_KINDS = ("count", "time")
 def make_window(kind: str, size: float) -> SlidingWindow:
     """Build a window from configuration: ``"count"`` (size = calls) or ``"time"`` (size = seconds)."""
     if kind == "count":
-        return CountWindow(int(size) if float(size).is_integer() else size)  # type: ignore[arg-type]
+        if not float(size).is_integer():
+            raise ConfigError(f"count window size must be a whole number of calls, got {size!r}; e.g. 100")
+        return CountWindow(int(size))
     if kind == "time":
         return TimeWindow(float(size))
     raise ConfigError(f"window kind must be one of {WINDOW_KINDS}, got {kind!r}; use 'count' or 'time'")

@@ -74,6 +74,10 @@ class TestVerdict:
         src["a"] = 2
         assert isinstance(v.detail, MappingProxyType) and v.detail["a"] == 1
 
+    def test_hashable_by_value(self) -> None:
+        """Equal verdicts hash equally, so they work in sets."""
+        assert len({Verdict("x", {"a": 1, "b": 2}), Verdict("x", {"b": 2, "a": 1}), Verdict("x")}) == 2
+
     def test_dict_round_trip(self) -> None:
         """to_dict / from_dict preserve reason and detail."""
         v = Verdict("broker", {"broker_id": 3, "cause": "down"})
