@@ -49,26 +49,20 @@ def client_limits(client: Mapping[str, Any], source: Source) -> tuple[ClientLimi
                     Translated(
                         path,
                         "client_int",
-                        source.issue(
-                            path, expected="a whole number >= 0", message=f"{key} must be a whole number"
-                        ),
+                        source.issue(path, expected="a whole number >= 0", message=f"{key} must be a whole number"),
                     )
                 )
             else:
                 values[group] = (number, key)
     limits = ClientLimits()
     if "timeout" in values:
-        limits = ClientLimits(
-            values["timeout"][0], values["timeout"][1], limits.queue_max_messages, limits.queue_key
-        )
+        limits = ClientLimits(values["timeout"][0], values["timeout"][1], limits.queue_max_messages, limits.queue_key)
     if "queue" in values:
         limits = ClientLimits(limits.message_timeout_ms, limits.timeout_key, *values["queue"])
     return limits, issues
 
 
-def check_topic_policy(
-    policy: TopicPolicy, limits: ClientLimits, source: Source, prefix: KeyPath
-) -> list[Translated]:
+def check_topic_policy(policy: TopicPolicy, limits: ClientLimits, source: Source, prefix: KeyPath) -> list[Translated]:
     """Issues where ``policy`` (at ``prefix``: ``defaults`` or ``topics.<key>``) contradicts ``client``."""
     issues: list[Translated] = []
     threshold = policy.slow_call.threshold_ms
@@ -99,8 +93,7 @@ def check_topic_policy(
                     (*prefix, *relative),
                     expected=f"a value <= {limits.queue_key} = {limits.queue_max_messages}",
                     found=describe(minimum),
-                    message="congestion could never trigger: one partition cannot hold more than the "
-                    "whole queue",
+                    message="congestion could never trigger: one partition cannot hold more than the whole queue",
                 ),
             )
         )

@@ -50,9 +50,7 @@ def load_policy(*sources: PolicySource, env: Mapping[str, str] | None = None) ->
     loaded: list[Source] = []
     if not sources:
         issues.append(
-            PolicyIssue(
-                None, None, None, "", "at least one file or mapping", "none", "no policy sources given"
-            )
+            PolicyIssue(None, None, None, "", "at least one file or mapping", "none", "no policy sources given")
         )
     for index, item in enumerate(sources, start=1):
         if isinstance(item, Mapping):

@@ -62,9 +62,7 @@ class HoldConfig(_Model):
 class WindowConfig(_Model):
     """A resilience4j-style sliding window: the last ``size`` calls (count) or seconds (time)."""
 
-    type: WindowType = Field(
-        default="count", description="count: the last N calls; time: the last N seconds."
-    )
+    type: WindowType = Field(default="count", description="count: the last N calls; time: the last N seconds.")
     size: int = Field(default=100, ge=1, description="Calls (count window) or seconds (time window).")
 
 
@@ -155,12 +153,8 @@ class BreakerConfig(_Model):
     retry_interval_ms: int = Field(
         default=5000, ge=1, description="KIP-693 mute.retry.interval: open -> half-open after this long."
     )
-    max_retry_interval_ms: int = Field(
-        default=60_000, ge=1, description="Cap of the backed-off retry interval."
-    )
-    backoff_multiplier: float = Field(
-        default=2.0, ge=1, description="Retry interval growth after each failed probe."
-    )
+    max_retry_interval_ms: int = Field(default=60_000, ge=1, description="Cap of the backed-off retry interval.")
+    backoff_multiplier: float = Field(default=2.0, ge=1, description="Retry interval growth after each failed probe.")
     half_open_probes: int = Field(default=5, ge=1, description="Probe messages that must succeed to unmute.")
 
     @model_validator(mode="after")
@@ -179,9 +173,7 @@ class BreakerConfig(_Model):
 class PartitionerConfig(_Model):
     """Unkeyed partition choice: sticky batches (KIP-480), weighted away from filling partitions (KIP-794)."""
 
-    sticky_bytes: int = Field(
-        default=16_384, ge=1, description="Bytes sent to one partition before switching."
-    )
+    sticky_bytes: int = Field(default=16_384, ge=1, description="Bytes sent to one partition before switching.")
     adaptive: bool = Field(default=True, description="Weight partitions by how little they have outstanding.")
 
 
@@ -225,9 +217,7 @@ class StateConfig(_Model):
         default=None,
         description="redis://[:password@]host:port/db (required for the redis backend); may use ${...}.",
     )
-    key_prefix: str = Field(
-        default="mutepro", min_length=1, description="Prefix of every Redis key mutepro writes."
-    )
+    key_prefix: str = Field(default="mutepro", min_length=1, description="Prefix of every Redis key mutepro writes.")
 
     @field_validator("url")
     @classmethod

@@ -22,7 +22,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from mutepro.policy.errors import PolicyIssue
 from mutepro.policy.paths import KeyPath, format_path, get_path
-from mutepro.policy.redact import redact_value
+from mutepro.policy.redact import REDACTED, redact_value
 
 _MERGE_TAG = "tag:yaml.org,2002:merge"
 
@@ -70,6 +70,8 @@ def describe(value: Any) -> str:
     """A short, typed rendering of a found value: ``'fast' (string)``, ``true (boolean)``, ``a mapping``."""
     if value is None:
         return "null"
+    if value == REDACTED:
+        return REDACTED
     if isinstance(value, bool):
         return f"{str(value).lower()} (boolean)"
     if isinstance(value, int):
@@ -107,14 +109,10 @@ def read_file(path: str | os.PathLike[str]) -> tuple[Source | None, list[PolicyI
         with open(name, encoding="utf-8") as handle:
             text = handle.read()
     except FileNotFoundError:
-        return None, [
-            _file_issue(name, "an existing YAML file", "no such file", "cannot read the policy file")
-        ]
+        return None, [_file_issue(name, "an existing YAML file", "no such file", "cannot read the policy file")]
     except (OSError, UnicodeDecodeError) as err:
         found = type(err).__name__
-        return None, [
-            _file_issue(name, "a readable UTF-8 YAML file", found, f"cannot read the policy file: {err}")
-        ]
+        return None, [_file_issue(name, "a readable UTF-8 YAML file", found, f"cannot read the policy file: {err}")]
     return read_text(text, name)
 
 

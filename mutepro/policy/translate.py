@@ -80,9 +80,7 @@ def translate(
     return [_one(error, model, data, source, prefix) for error in errors]
 
 
-def _one(
-    error: ErrorDetails, model: type[BaseModel], data: Any, source: Source, prefix: KeyPath
-) -> Translated:
+def _one(error: ErrorDetails, model: type[BaseModel], data: Any, source: Source, prefix: KeyPath) -> Translated:
     kind = error["type"]
     ctx: dict[str, Any] = dict(error.get("ctx") or {})
     relative: KeyPath = tuple(error["loc"])
@@ -90,9 +88,7 @@ def _one(
         relative = (*relative, str(ctx["field"]))
     path = (*prefix, *relative)
     exists, value = get_path(data, relative)
-    found = (
-        str(ctx["found"]) if "found" in ctx else describe(redact_value(path, value)) if exists else "nothing"
-    )
+    found = str(ctx["found"]) if "found" in ctx else describe(redact_value(path, value)) if exists else "nothing"
     name = str(relative[-1]) if relative else "the policy"
     expected, message = _explain(kind, error["msg"], ctx, name, relative, model, value)
     mark = source.mark_of(path)

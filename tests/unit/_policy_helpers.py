@@ -30,4 +30,9 @@ def issue_at(issues: list[PolicyIssue], path: str) -> PolicyIssue:
     """The single issue whose key path is ``path``."""
     matching = [issue for issue in issues if issue.path == path]
     assert len(matching) == 1, f"expected one issue at {path}, got {[str(i) for i in issues]}"
-    return matching[0]
+    issue = matching[0]
+    # What a user reads names the key path and, for files, file:line.
+    assert f": {path}: " in str(issue)
+    if issue.line is not None:
+        assert f"{issue.file}:{issue.line}:" in str(issue)
+    return issue

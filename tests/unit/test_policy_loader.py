@@ -216,17 +216,32 @@ class TestBadInput:
         assert issue.line == 3  # minimum_calls is inherited: the nearest written key is failure_rate
         assert issue.found == "20"
 
-    def test_backoff_cap_below_first_interval(self) -> None:
+    def test_backoff_cap_below_first_interval(self, tmp_path: Path) -> None:
         """max_retry_interval_ms below retry_interval_ms is an error naming the cap."""
-        issues = issues_of({"defaults": {"breaker": {"retry_interval_ms": 5000, "max_retry_interval_ms": 2000}}})
-        issue = issue_at(issues, "defaults.breaker.max_retry_interval_ms")
-        assert issue.expected == ">= retry_interval_ms (5000)"
+        path = write(
+            tmp_path,
+            """
+            defaults:
+              breaker:
+                retry_interval_ms: 5000
+                max_retry_interval_ms: 2000
+        """,
+        )
+        issue = issue_at(issues_of(path), "defaults.breaker.max_retry_interval_ms")
+        assert (issue.line, issue.expected) == (4, ">= retry_interval_ms (5000)")
 
-    def test_congestion_floor_above_queue(self) -> None:
+    def test_congestion_floor_above_queue(self, tmp_path: Path) -> None:
         """congestion.min_messages above queue.buffering.max.messages could never trigger."""
-        issues = issues_of({"client": {"queue.buffering.max.messages": 500}})
-        issue = issue_at(issues, "defaults.congestion.min_messages")
-        assert issue.expected == "a value <= queue.buffering.max.messages = 500"
+        path = write(
+            tmp_path,
+            """
+            client: {queue.buffering.max.messages: 500}
+            defaults:
+              congestion: {min_messages: 600}
+        """,
+        )
+        issue = issue_at(issues_of(path), "defaults.congestion.min_messages")
+        assert (issue.line, issue.expected) == (3, "a value <= queue.buffering.max.messages = 500")
 
     def test_non_numeric_client_timeout(self, tmp_path: Path) -> None:
         """A message.timeout.ms mutepro cannot read as a number is reported at the client key."""

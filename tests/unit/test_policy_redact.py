@@ -8,7 +8,7 @@ import pytest
 
 from mutepro.policy import PolicyError, StateConfig, load_policy
 from mutepro.policy.redact import is_secret_key, redact_client, redact_url
-from tests.unit._policy_helpers import write
+from tests.unit._policy_helpers import issue_at, write
 
 SECRET = "hunter2-s3cr3t"
 
@@ -93,6 +93,7 @@ class TestNoLeaks:
         assert 'client."sasl.password"' in message and "state.url" in message
         assert SECRET not in message
         assert all(SECRET not in repr(issue) for issue in caught.value.issues)
+        assert issue_at(caught.value.issues, 'client."sasl.password"').found == "***"
 
     def test_yaml_syntax_error_does_not_quote_the_line(self, tmp_path: Path) -> None:
         """A syntax error on a line holding a password does not echo that line."""
