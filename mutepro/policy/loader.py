@@ -102,7 +102,8 @@ def validate(source: Source) -> tuple[PolicyDocument | None, dict[str, TopicPoli
     topics: dict[str, TopicPolicy] = {}
     defaults: TopicPolicy | None = document.defaults if document is not None else None
     if defaults is None and not any(t.relative[:1] == ("defaults",) for t in issues):
-        defaults = TopicPolicy()  # the document failed elsewhere; defaults themselves are fine
+        # The document failed elsewhere (state, say); the defaults are valid and still worth cross-checking.
+        defaults = TopicPolicy.model_validate(defaults_raw)
     if defaults is not None:
         for found in check_topic_policy(defaults, limits, source, ("defaults",)):
             inherited.add((found.relative, found.kind))

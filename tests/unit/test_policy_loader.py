@@ -381,6 +381,17 @@ class TestBadInput:
         ]
         assert [i.line for i in issues] == [2, 3, 5, 6]
 
+    def test_cross_checks_run_when_another_section_fails(self) -> None:
+        """A bad state section does not hide the defaults' conflict with message.timeout.ms."""
+        issues = issues_of(
+            {
+                "client": {"message.timeout.ms": 1000},
+                "defaults": {"slow_call": {"threshold_ms": 2000}},
+                "state": {"backend": "disk"},
+            }
+        )
+        assert sorted(i.path for i in issues) == ["defaults.slow_call.threshold_ms", "state.backend"]
+
     def test_inherited_error_reported_once(self) -> None:
         """A bad default is reported under defaults only, not again for every topic inheriting it."""
         issues = issues_of({"defaults": {"hold": {"max_messages": 0}}, "topics": {"a": {}, "b": {"hold": {}}}})
