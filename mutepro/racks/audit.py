@@ -264,9 +264,7 @@ def audit(snapshot: ClusterSnapshot, *, leaders: str = "current") -> AuditReport
             issue = partition_issue(state, brokers)
             if issue is not None:
                 issues.append(issue)
-        leader_ids = [
-            p.leader if leaders == "current" else (p.replicas[0] if p.replicas else -1) for p in parts
-        ]
+        leader_ids = [p.leader if leaders == "current" else (p.replicas[0] if p.replicas else -1) for p in parts]
         skew = leader_skew(topic, leader_ids, brokers, len(parts))
         if skew is not None:
             skews.append(skew)

@@ -223,12 +223,8 @@ def placement_command(
 @racks.command("reassign")
 @_bootstrap_option
 @click.option("-t", "--topic", "topics", multiple=True, help="Topic to fix (repeatable; default: all).")
-@click.option(
-    "-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the reassignment JSON."
-)
-@click.option(
-    "--rollback", type=click.Path(dir_okay=False, path_type=Path), help="Write the current assignment JSON."
-)
+@click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the reassignment JSON.")
+@click.option("--rollback", type=click.Path(dir_okay=False, path_type=Path), help="Write the current assignment JSON.")
 @click.option("--no-leaders", is_flag=True, help="Only fix racks; leave preferred leaders as they are.")
 @click.option("--apply", "do_apply", is_flag=True, help="Execute with Kafka's reassign tool and wait.")
 @click.option("--timeout", default=300.0, show_default=True, help="Seconds to wait for --apply to complete.")
@@ -322,9 +318,7 @@ def ready_command(bootstrap_servers: str | None, client_rack: str | None, as_jso
 @_bootstrap_option
 @click.option("-t", "--topic", "topics", multiple=True, required=True, help="Topic to consume (repeatable).")
 @click.option("--client-rack", help="client.rack to consume with (default: derived from the environment).")
-@click.option(
-    "--group", "group_id", help="Consumer group (default: a throw-away group; nothing is committed)."
-)
+@click.option("--group", "group_id", help="Consumer group (default: a throw-away group; nothing is committed).")
 @click.option("--duration", default=15.0, show_default=True, help="Seconds to consume at most.")
 @_json_option
 def locality_command(
@@ -342,9 +336,7 @@ def locality_command(
     bootstrap = _require_bootstrap(bootstrap_servers)
     rack = resolve_client_rack(client_rack).rack
     broker_racks = cluster_racks(_admin(bootstrap))
-    report = measure_locality(
-        bootstrap, list(topics), broker_racks, rack, duration_s=duration, group_id=group_id
-    )
+    report = measure_locality(bootstrap, list(topics), broker_racks, rack, duration_s=duration, group_id=group_id)
     if as_json:
         _emit_json(report.to_dict())
         return

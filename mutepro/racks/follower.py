@@ -59,9 +59,7 @@ def load_zone_map(path: str | os.PathLike[str]) -> dict[str, str]:
     try:
         doc = yaml.safe_load(file.read_text(encoding="utf-8"))
     except OSError as err:
-        raise ConfigError(
-            f"zone map {file}: cannot read it ({err}); fix {ZONE_MAP_ENV} or zone_map="
-        ) from err
+        raise ConfigError(f"zone map {file}: cannot read it ({err}); fix {ZONE_MAP_ENV} or zone_map=") from err
     except yaml.YAMLError as err:
         raise ConfigError(f"zone map {file}: not valid YAML/JSON ({err})") from err
     if isinstance(doc, Mapping) and "zones" in doc:
@@ -71,9 +69,7 @@ def load_zone_map(path: str | os.PathLike[str]) -> dict[str, str]:
     result: dict[str, str] = {}
     for zone, rack in doc.items():
         if not isinstance(rack, str | int) or isinstance(rack, bool) or str(rack).strip() == "":
-            raise ConfigError(
-                f"zone map {file}: zone {zone!r} must map to a non-empty rack name, not {rack!r}"
-            )
+            raise ConfigError(f"zone map {file}: zone {zone!r} must map to a non-empty rack name, not {rack!r}")
         result[str(zone)] = str(rack)
     return result
 
@@ -187,9 +183,7 @@ def evaluate_readiness(
         selector = cfg.get("replica.selector.class") or None
         problems = []
         if not rack:
-            problems.append(
-                f"broker {broker_id}: broker.rack is not set; set it to the broker's zone and restart"
-            )
+            problems.append(f"broker {broker_id}: broker.rack is not set; set it to the broker's zone and restart")
         if selector != RACK_AWARE_SELECTOR:
             problems.append(
                 f"broker {broker_id}: replica.selector.class is {selector or 'unset (leader only)'}; set "
@@ -208,9 +202,7 @@ def evaluate_readiness(
     return ReadinessReport(tuple(results), client_rack, tuple(cluster_problems))
 
 
-def check_follower_fetching(
-    admin: Any, client_rack: str | None = None, *, timeout_s: float = 15.0
-) -> ReadinessReport:
+def check_follower_fetching(admin: Any, client_rack: str | None = None, *, timeout_s: float = 15.0) -> ReadinessReport:
     """Describe every live broker's rack and ``replica.selector.class`` and judge them."""
     from confluent_kafka import KafkaException
     from confluent_kafka.admin import ConfigResource, ResourceType
@@ -218,12 +210,13 @@ def check_follower_fetching(
     try:
         cluster = admin.describe_cluster(request_timeout=timeout_s).result(timeout=timeout_s + 5)
         nodes = {int(n.id): n.rack for n in cluster.nodes}
-        resources = [ConfigResource(ResourceType.BROKER, str(b)) for b in sorted(nodes)]
-        futures = admin.describe_configs(resources, request_timeout=timeout_s)
         brokers: dict[int, dict[str, str | None]] = {}
-        for resource, fut in futures.items():
-            entries = fut.result(timeout=timeout_s + 5)
-            broker_id = int(resource.name)
+        for broker_id in sorted(nodes):
+            # librdkafka allows one BROKER resource per DescribeConfigs call (it is sent to that broker).
+            resource = ConfigResource(ResourceType.BROKER, str(broker_id))
+            entries = admin.describe_configs([resource], request_timeout=timeout_s)[resource].result(
+                timeout=timeout_s + 5
+            )
             selector = entries.get("replica.selector.class")
             rack_entry = entries.get("broker.rack")
             brokers[broker_id] = {

@@ -114,8 +114,7 @@ def assign_replicas_to_brokers(
         )
     if replication_factor <= 0:
         raise PlacementError(
-            f"Replication factor must be larger than 0 (replication_factor={replication_factor}); "
-            "pass at least 1."
+            f"Replication factor must be larger than 0 (replication_factor={replication_factor}); pass at least 1."
         )
     if replication_factor > len(metas):
         raise PlacementError(
@@ -167,9 +166,7 @@ def _assign_rack_unaware(
             next_shift += 1
         first = (partition + start_index) % n
         replicas = [broker_list[first]]
-        replicas += [
-            broker_list[replica_index(first, next_shift, j, n)] for j in range(replication_factor - 1)
-        ]
+        replicas += [broker_list[replica_index(first, next_shift, j, n)] for j in range(replication_factor - 1)]
         result[partition] = replicas
         partition += 1
     return result
@@ -257,17 +254,13 @@ class PlacementCheck:
         return max(counts) - min(counts) if counts else 0
 
 
-def partition_rack_violation(
-    replicas: Sequence[int], broker_racks: Mapping[int, str], num_racks: int
-) -> bool:
+def partition_rack_violation(replicas: Sequence[int], broker_racks: Mapping[int, str], num_racks: int) -> bool:
     """True if ``replicas`` cover fewer than ``min(RF, racks)`` racks (RF 3, 3 racks, two on one rack)."""
     distinct = len({broker_racks.get(b) for b in replicas})
     return distinct < min(len(replicas), num_racks)
 
 
-def check_placement(
-    assignment: Mapping[int, Sequence[int]], broker_racks: Mapping[int, str]
-) -> PlacementCheck:
+def check_placement(assignment: Mapping[int, Sequence[int]], broker_racks: Mapping[int, str]) -> PlacementCheck:
     """Measure rack spread and balance of ``assignment`` over the brokers in ``broker_racks``.
 
     Every broker in ``broker_racks`` is counted, even one with no leader, so an idle broker shows as skew.

@@ -307,9 +307,7 @@ def plan_reassignment(
     for topic in sorted(wanted):
         parts = snapshot.topic_partitions(topic)
         if not parts:
-            raise ConfigError(
-                f"topics: {topic!r} is not in the snapshot; check the name or describe it first"
-            )
+            raise ConfigError(f"topics: {topic!r} is not in the snapshot; check the name or describe it first")
         proposed: dict[int, tuple[int, ...]] = {}
         for p in parts:
             fixed = fix_replicas(p.replicas, brokers, load) if fix_racks else p.replicas
@@ -324,8 +322,7 @@ def plan_reassignment(
         for p in parts:
             if set(proposed[p.partition]) != set(p.replicas):
                 added = sorted(
-                    {brokers.get(b) or "?" for b in proposed[p.partition]}
-                    - {brokers.get(b) or "?" for b in p.replicas}
+                    {brokers.get(b) or "?" for b in proposed[p.partition]} - {brokers.get(b) or "?" for b in p.replicas}
                 )
                 reasons.setdefault(p.partition, []).append(f"add rack(s) {', '.join(added)}")
         if fix_leaders:
@@ -339,9 +336,7 @@ def plan_reassignment(
         for p in parts:
             target = proposed[p.partition]
             if target != p.replicas:
-                moves.append(
-                    PartitionMove(topic, p.partition, p.replicas, target, "; ".join(reasons[p.partition]))
-                )
+                moves.append(PartitionMove(topic, p.partition, p.replicas, target, "; ".join(reasons[p.partition])))
             elif fix_leaders and p.leader != target[0]:
                 elections.append((topic, p.partition))
     return ReassignmentPlan(tuple(moves), tuple(elections), dict(brokers))
@@ -361,9 +356,7 @@ def reassignment_json(assignment: Mapping[tuple[str, int], Sequence[int]]) -> di
     }
 
 
-def write_reassignment_json(
-    plan_or_json: ReassignmentPlan | Mapping[str, Any], path: str | os.PathLike[str]
-) -> Path:
+def write_reassignment_json(plan_or_json: ReassignmentPlan | Mapping[str, Any], path: str | os.PathLike[str]) -> Path:
     """Write the reassignment JSON of a plan (or an already-built JSON mapping) to ``path``."""
     doc = plan_or_json.to_reassignment() if isinstance(plan_or_json, ReassignmentPlan) else dict(plan_or_json)
     target = Path(path)
@@ -381,9 +374,7 @@ def parse_reassignment_json(
     if not isinstance(doc, Mapping):
         raise ConfigError(f"{source}: the top level must be an object with 'version' and 'partitions'")
     if doc.get("version", 1) != 1:
-        raise ConfigError(
-            f"{source}: version must be 1 (got {doc.get('version')!r}); Kafka reads version 1 only"
-        )
+        raise ConfigError(f"{source}: version must be 1 (got {doc.get('version')!r}); Kafka reads version 1 only")
     parts = doc.get("partitions")
     if not isinstance(parts, list):
         raise ConfigError(f"{source}: 'partitions' must be a list of {{topic, partition, replicas}} objects")
@@ -545,9 +536,7 @@ def apply_reassignment(
         java = java or require_java()
     tmp = Path(tempfile.mkdtemp(prefix="mutepro-reassign-", dir=workdir))
     json_path = write_reassignment_json(doc, tmp / "reassignment.json")
-    execute = runner(
-        reassign_command(bootstrap_servers, json_path, "--execute", classpath=classpath, java=java), 90.0
-    )
+    execute = runner(reassign_command(bootstrap_servers, json_path, "--execute", classpath=classpath, java=java), 90.0)
     if execute.returncode != 0 or "Successfully started" not in execute.stdout:
         raise ReassignmentError(
             f"kafka-reassign-partitions --execute failed (exit {execute.returncode}): "
@@ -591,9 +580,9 @@ def elect_preferred_leaders(
     if not tps:
         return ()
     try:
-        result = admin.elect_leaders(ElectionType.PREFERRED, tps, request_timeout=timeout_s).result(
-            timeout=timeout_s + 5
-        )
+        # No request_timeout/operation_timeout: confluent-kafka 2.16.1's elect_leaders raises SystemError for
+        # any keyword argument, so the bound is the future's timeout alone.
+        result = admin.elect_leaders(ElectionType.PREFERRED, tps).result(timeout=timeout_s)
     except KafkaException as err:
         raise ReassignmentError(
             f"preferred leader election for {len(tps)} partitions failed: {err}", kafka_error=err.args[0]
@@ -601,14 +590,14 @@ def elect_preferred_leaders(
     done: list[tuple[str, int]] = []
     failed: list[str] = []
     for tp, error in result.items():
-        if error is None or error.code() == KafkaError.ELECTION_NOT_NEEDED:
+        # the value is a KafkaError (2.16.1) or, as documented, a KafkaException wrapping one
+        kafka_error = error.args[0] if isinstance(error, KafkaException) and error.args else error
+        if kafka_error is None or kafka_error.code() == KafkaError.ELECTION_NOT_NEEDED:
             done.append((tp.topic, tp.partition))
         else:
-            failed.append(f"{tp.topic}-{tp.partition}: {error.str()}")
+            failed.append(f"{tp.topic}-{tp.partition}: {kafka_error.str()}")
     if failed:
-        raise ReassignmentError(
-            f"preferred leader election failed for {failed}; retry once the ISR has caught up"
-        )
+        raise ReassignmentError(f"preferred leader election failed for {failed}; retry once the ISR has caught up")
     return tuple(sorted(done))
 
 
@@ -622,9 +611,7 @@ def apply_plan(
 ) -> ApplyResult:
     """Apply ``plan`` (reassignment, then preferred-leader election where the leader must change)."""
     applied = (
-        apply_reassignment(plan, bootstrap_servers, timeout_s=timeout_s, **kwargs)
-        if plan.moves
-        else ApplyResult((), 0)
+        apply_reassignment(plan, bootstrap_servers, timeout_s=timeout_s, **kwargs) if plan.moves else ApplyResult((), 0)
     )
     to_elect = sorted({*plan.elections, *((m.topic, m.partition) for m in plan.moves)})
     elected = elect_preferred_leaders(admin, to_elect) if to_elect else ()
@@ -636,9 +623,7 @@ def current_assignment(snapshot: ClusterSnapshot) -> dict[tuple[str, int], tuple
     return {(p.topic, p.partition): p.replicas for p in snapshot.partitions}
 
 
-def with_assignment(
-    snapshot: ClusterSnapshot, assignment: Mapping[tuple[str, int], Sequence[int]]
-) -> ClusterSnapshot:
+def with_assignment(snapshot: ClusterSnapshot, assignment: Mapping[tuple[str, int], Sequence[int]]) -> ClusterSnapshot:
     """The snapshot as it would be after ``assignment`` (preferred leaders lead); for what-if audits."""
     parts = []
     for p in snapshot.partitions:

@@ -167,9 +167,7 @@ def find_conflicts(
 ) -> UniquenessReport:
     """Check ``instance_id`` against ``members``; ``own_member_id`` is this process, not a conflict."""
     members = list(members)
-    holders = tuple(
-        m for m in members if m.group_instance_id == instance_id and m.member_id != (own_member_id or "")
-    )
+    holders = tuple(m for m in members if m.group_instance_id == instance_id and m.member_id != (own_member_id or ""))
     seen: dict[str, int] = {}
     for m in members:
         if m.group_instance_id:
@@ -200,9 +198,7 @@ def check_instance_id_unique(
             f"describe_consumer_groups({group_id!r}) failed: {err}",
             kafka_error=err.args[0] if err.args else None,
         ) from err
-    members = [
-        MemberInfo(m.member_id, m.group_instance_id, m.client_id or "", m.host or "") for m in desc.members
-    ]
+    members = [MemberInfo(m.member_id, m.group_instance_id, m.client_id or "", m.host or "") for m in desc.members]
     return find_conflicts(group_id, instance_id, members, own_member_id=own_member_id)
 
 
@@ -241,9 +237,7 @@ def recommend_session_timeout_ms(
     brokers' ``group.min/max.session.timeout.ms`` (6 s to 30 min by default), which reject anything outside.
     """
     if restart_seconds < 0 or math.isnan(restart_seconds):
-        raise ConfigError(
-            f"restart_seconds must be >= 0 (got {restart_seconds}); pass the restart time's p99"
-        )
+        raise ConfigError(f"restart_seconds must be >= 0 (got {restart_seconds}); pass the restart time's p99")
     if safety_factor < 1.0:
         raise ConfigError(f"safety_factor must be >= 1.0 (got {safety_factor}); below 1 a restart rebalances")
     wanted = math.ceil(restart_seconds * safety_factor) * 1000

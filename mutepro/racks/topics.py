@@ -8,6 +8,7 @@ partition count always give the same replicas, so a runbook can show them before
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Mapping
 from typing import Any
 
@@ -22,9 +23,7 @@ def cluster_racks(admin: Any, *, timeout_s: float = 15.0) -> dict[int, str | Non
     try:
         cluster = admin.describe_cluster(request_timeout=timeout_s).result(timeout=timeout_s + 5)
     except KafkaException as err:
-        raise ClusterError(
-            f"describe_cluster failed: {err}; check bootstrap.servers", kafka_error=err.args[0]
-        ) from err
+        raise ClusterError(f"describe_cluster failed: {err}; check bootstrap.servers", kafka_error=err.args[0]) from err
     return {int(n.id): (n.rack or None) for n in sorted(cluster.nodes, key=lambda n: n.id)}
 
 
@@ -39,10 +38,12 @@ def create_rack_aware_topic(
     fixed_start_index: int = -1,
     rng: random.Random | None = None,
     timeout_s: float = 30.0,
+    wait: bool = True,
 ) -> Assignment:
     """Create ``name`` with replicas placed by :func:`~mutepro.racks.placement.assign_replicas_to_brokers`.
 
-    ``brokers`` defaults to the live cluster's racks. Returns the assignment used (partition → replicas).
+    ``brokers`` defaults to the live cluster's racks. Returns the assignment used (partition → replicas)
+    once every partition has a leader (unless ``wait=False``).
     Raises :class:`~mutepro.racks.placement.PlacementError` for impossible placements (before touching the
     cluster) and :class:`~mutepro.errors.ClusterError` when the broker rejects the topic.
     """
@@ -51,8 +52,10 @@ def create_rack_aware_topic(
 
     racks = dict(brokers) if brokers is not None else cluster_racks(admin, timeout_s=timeout_s)
     assignment = assign_replicas_to_brokers(racks, partitions, replication_factor, fixed_start_index, rng=rng)
+    # confluent-kafka 2.16.1 rejects replica_assignment unless num_partitions matches it (-1 is refused).
     new_topic = NewTopic(
         name,
+        num_partitions=len(assignment),
         replica_assignment=[assignment[p] for p in sorted(assignment)],
         config=dict(config or {}),
     )
@@ -65,4 +68,27 @@ def create_rack_aware_topic(
             "already exist, or a broker id in the assignment may be offline.",
             kafka_error=err.args[0] if err.args else None,
         ) from err
+    if wait:
+        _wait_for_leaders(admin, name, len(assignment), timeout_s)
     return assignment
+
+
+def _wait_for_leaders(admin: Any, name: str, partitions: int, timeout_s: float) -> None:
+    """Block until the metadata shows every partition of ``name`` with a leader (bounded by ``timeout_s``).
+
+    CreateTopics returns when the controller has committed the topic; brokers learn it a moment later, and
+    a describe in between answers UNKNOWN_TOPIC_OR_PART. Metadata is the only signal a client gets.
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        topic = admin.list_topics(name, timeout=max(1.0, min(5.0, timeout_s))).topics.get(name)
+        if (
+            topic is not None
+            and topic.error is None
+            and len(topic.partitions) == partitions
+            and all(p.leader >= 0 for p in topic.partitions.values())
+        ):
+            return
+        if time.monotonic() >= deadline:
+            raise ClusterError(f"topic {name!r} was created but had no leader for every partition after {timeout_s}s")
+        time.sleep(0.1)
