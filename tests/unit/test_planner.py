@@ -1,0 +1,90 @@
+"""Planner: scenario files, member specs, plan results and the `plan` CLI command."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from mutepro.errors import ConfigError
+from mutepro.racks.assign.planner import load_scenario, parse_members, plan
+from mutepro.racks.cli_plan import plan as plan_command
+
+SCENARIO = """
+brokers: {1: rack-a, 2: rack-b, 3: rack-c}
+topics:
+  orders: {partitions: 6, replication_factor: 1, bytes_per_partition: 1000}
+members:
+  - {id: c0, rack: rack-a}
+  - {id: c1, rack: rack-b}
+  - {id: c2, rack: rack-c, owned: [orders-0], generation: 2}
+"""
+
+
+@pytest.fixture
+def scenario_file(tmp_path: Path) -> Path:
+    path = tmp_path / "group.yaml"
+    path.write_text(SCENARIO)
+    return path
+
+
+class TestScenarioFile:
+    def test_striped_topic_layout(self, scenario_file: Path):
+        """partitions/replication_factor stripe replicas over the brokers in id order."""
+        s = load_scenario(scenario_file)
+        assert s.cluster.topics["orders"][:4] == ((1,), (2,), (3,), (1,))
+        assert s.members[2].generation == 2
+
+    def test_missing_field_names_it(self, tmp_path: Path):
+        """A scenario without members says which field is missing."""
+        path = tmp_path / "bad.yaml"
+        path.write_text("brokers: {1: a}\ntopics: {t: {partitions: 1}}\n")
+        with pytest.raises(ConfigError, match="members"):
+            load_scenario(path)
+
+    def test_member_spec(self):
+        """'c0@rack-a,c1' -> c0 on rack-a, c1 without a rack."""
+        members = parse_members("c0@rack-a,c1", ["t"])
+        assert [(m.member_id, m.rack, m.topics) for m in members] == [("c0", "rack-a", ("t",)), ("c1", None, ("t",))]
+
+
+class TestPlan:
+    def test_range_plan_is_fully_local(self, scenario_file: Path):
+        """RF=1 over 3 racks, one consumer per rack: 0 partitions and 0 bytes read cross-rack."""
+        result = plan(load_scenario(scenario_file), "range")
+        assert (result.figures.mismatched, result.figures.cross_rack_bytes) == (0, 0)
+        assert [str(tp) for tp in result.assignment["c0"]] == ["orders-0", "orders-3"]
+
+    def test_sticky_plan_reports_moving_partition(self, scenario_file: Path):
+        """c2 owned orders-0 (rack a): cooperative-sticky moves it to c0 in the follow-up rebalance."""
+        result = plan(load_scenario(scenario_file), "cooperative-sticky")
+        assert {str(tp): m for tp, m in result.moving.items()} == {"orders-0": "c0"}
+        assert result.target_figures.mismatched == 0
+        assert result.to_dict()["moving"] == {"orders-0": "c0"}
+
+    def test_unknown_assignor(self, scenario_file: Path):
+        """An unsupported assignor name is a ConfigError naming the choices."""
+        with pytest.raises(ConfigError, match="cooperative-sticky"):
+            plan(load_scenario(scenario_file), "roundrobin")
+
+
+class TestPlanCommand:
+    def test_json_output(self, scenario_file: Path):
+        """--json prints the assignment and figures."""
+        out = CliRunner().invoke(plan_command, ["--scenario", str(scenario_file), "--json"])
+        assert out.exit_code == 0, out.output
+        assert json.loads(out.output)["figures"]["mismatched"] == 0
+
+    def test_table_output(self, scenario_file: Path):
+        """The default output is a table listing every member."""
+        out = CliRunner().invoke(plan_command, ["--scenario", str(scenario_file)])
+        assert out.exit_code == 0, out.output
+        assert "c0" in out.output and "cross-rack" in out.output
+
+    def test_needs_an_input(self):
+        """Without a scenario or a cluster the command explains what to give."""
+        out = CliRunner().invoke(plan_command, [])
+        assert out.exit_code != 0
+        assert "--scenario" in out.output
