@@ -55,7 +55,7 @@ def plan_command(
     assignor: str,
     as_json: bool,
 ) -> None:
-    """Plan a consumer group's rack-aware assignment (exactly as the Java/librdkafka assignors do)."""
+    """Plan a consumer group's rack-aware assignment, as the Java client's assignors compute it."""
     try:
         if scenario_file:
             scenario = load_scenario(scenario_file)

@@ -134,10 +134,10 @@ def compute_figures(scenario: Scenario, assignment: Mapping[str, Sequence[TopicP
     no_rack = sum(f.partitions for f in per_member if f.rack is None)
     leader_cross_bytes = 0
     racks = {m.member_id: m.rack for m in scenario.members}
-    for member_id, tps in assignment.items():
+    for member_id, member_tps in assignment.items():
         rack = racks.get(member_id)
         if rack is not None:
-            leader_cross_bytes += sum(cluster.bytes_of(tp) for tp in tps if cluster.leader_rack(tp) != rack)
+            leader_cross_bytes += sum(cluster.bytes_of(tp) for tp in member_tps if cluster.leader_rack(tp) != rack)
     counts = [f.partitions for f in per_member] or [0]
     return Figures(
         partitions=len(assigned),

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 
 def use_rack_aware_assignment(
     consumer_racks: Iterable[str],
     partition_racks: Iterable[str],
-    racks_per_partition: Mapping[object, frozenset[str]],
+    racks_per_partition: Mapping[Any, frozenset[str]],
     *,
     prefer_rack_aware: bool = False,
 ) -> bool:
