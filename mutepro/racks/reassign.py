@@ -205,7 +205,7 @@ def spread_replicas(
     while True:
         local = Counter({r: 0 for r in racks})
         for reps in result.values():
-            local.update({broker_racks[b] for b in reps if broker_racks.get(b)})
+            local.update({rack for b in reps if (rack := broker_racks.get(b))})
         if len(racks) < 2:
             return result
         low = min(racks, key=lambda r: (local[r], r))
@@ -224,13 +224,13 @@ def spread_replicas(
         if not options:
             return result
         _, _, partition, slot = min(options)
-        reps = list(result[partition])
-        candidates = [b for b, r in broker_racks.items() if r == low and b not in reps]
+        moved = list(result[partition])
+        candidates = [b for b, r in broker_racks.items() if r == low and b not in moved]
         chosen = min(candidates, key=lambda b: (load[b], b))
-        load[reps[slot]] -= 1
+        load[moved[slot]] -= 1
         load[chosen] += 1
-        reps[slot] = chosen
-        result[partition] = tuple(reps)
+        moved[slot] = chosen
+        result[partition] = tuple(moved)
 
 
 def balance_leaders(
@@ -252,8 +252,9 @@ def balance_leaders(
         per_rack = Counter({r: 0 for r in racks})
         per_broker: Counter[int] = Counter()
         for reps in result.values():
-            if reps and broker_racks.get(reps[0]):
-                per_rack[broker_racks[reps[0]]] += 1
+            leader_rack = broker_racks.get(reps[0]) if reps else None
+            if leader_rack:
+                per_rack[leader_rack] += 1
                 per_broker[reps[0]] += 1
         step = _leader_step(result, broker_racks, per_rack, per_broker, touched)
         if step is None:
