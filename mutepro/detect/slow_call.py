@@ -19,6 +19,11 @@ class SlowCallDetector:
     threshold 1 s, rate 0.5; the broker stalls and the producer keeps sending 200 msg/s to the partition —
     1.5 s later ~100 messages are older than 1 s, so the rate is 100 / 200 = 0.5 and the partition is muted,
     without a single report having arrived.
+
+    A *stall* trips at once: when messages are older than the threshold and the partition has delivered
+    nothing at all for longer than the threshold, no amount of older fast history in the window may dilute
+    that (with a 10 s window of 200 msg/s, the rate rule alone would take ~5 s to see a stalled broker; this
+    rule sees it within one threshold plus one check interval).
     """
 
     name = "slow_call"
@@ -31,10 +36,12 @@ class SlowCallDetector:
         self.window = window
         self.minimum_calls = check_minimum("slow_call.minimum_calls", minimum_calls)
         self._minimum = effective_minimum_calls(window, self.minimum_calls)
+        self._last_report: float | None = None
 
     def record(self, delivery: Delivery) -> None:
         """Count one final report; slow = latency over the threshold (failed or not)."""
         self.window.record(failed=not delivery.ok, slow=delivery.latency_s > self.threshold_s, now=delivery.now)
+        self._last_report = delivery.now
 
     def check(self, load: PartitionLoad, now: float) -> Verdict | None:
         """Return a ``slow_call`` verdict when window + stuck messages are past the rate threshold."""
@@ -42,6 +49,18 @@ class SlowCallDetector:
         stuck = load.count_older_than(self.threshold_s)
         calls = stats.calls + stuck
         slow = stats.slow_calls + stuck
+        silent_s = now - self._last_report if self._last_report is not None else load.oldest_age_s or 0.0
+        if stuck and silent_s > self.threshold_s:
+            return Verdict(
+                "slow_call",
+                {
+                    "stalled": 1,
+                    "no_report_for_s": round(silent_s, 3),
+                    "threshold_s": self.threshold_s,
+                    "stuck": stuck,
+                    "oldest_age_s": round(load.oldest_age_s, 3) if load.oldest_age_s is not None else 0.0,
+                },
+            )
         if calls == 0 or calls < self._minimum:
             return None
         rate = slow / calls
@@ -63,3 +82,4 @@ class SlowCallDetector:
     def reset(self) -> None:
         """Start a fresh window."""
         self.window.reset()
+        self._last_report = None

@@ -180,16 +180,20 @@ class TestSlowCallDetector:
         assert d.check(IDLE, 0) is not None
 
     def test_stalled_partition_trips_without_reports(self) -> None:
-        """No deliveries at all, but 5 messages older than the threshold: 5 slow of 5 calls."""
+        """No deliveries at all, but 5 messages older than the threshold: a stall verdict naming them."""
         d = SlowCallDetector(threshold_s=1.0, rate_threshold=0.5, window=CountWindow(100), minimum_calls=5)
         v = d.check(load([4.0, 3.0, 2.5, 2.0, 1.5, 0.5]), 10.0)
         assert v is not None
-        assert (v.detail["calls"], v.detail["slow_calls"], v.detail["stuck"], v.detail["oldest_age_s"]) == (
-            5,
-            5,
-            5,
-            4.0,
-        )
+        assert (v.detail["stalled"], v.detail["stuck"], v.detail["oldest_age_s"]) == (1, 5, 4.0)
+
+    def test_stall_is_not_diluted_by_fast_history(self) -> None:
+        """100 fast calls, then nothing delivered for 1.5 s while 3 messages wait past 1 s: trips at once."""
+        d = SlowCallDetector(threshold_s=1.0, rate_threshold=0.5, window=CountWindow(100), minimum_calls=5)
+        for _ in range(100):
+            d.record(Delivery(ok=True, latency_s=0.01, now=10.0))
+        assert d.check(load([1.2, 1.1, 1.05]), 10.9) is None  # reports 0.9 s ago: progress, rate rule only
+        v = d.check(load([1.7, 1.6, 1.55]), 11.5)
+        assert v is not None and v.detail["no_report_for_s"] == 1.5
 
     def test_stuck_messages_add_to_window(self) -> None:
         """10 fast delivered + 10 stuck = 10 slow of 20 calls = 50 %: trips."""

@@ -1,0 +1,432 @@
+"""ProducerMuteManager (KIP-693's name): which partitions and brokers are muted, why, and since when.
+
+One :class:`~mutepro.mute.breaker.MuteBreaker` and a set of detectors per partition; a broker-level detector
+over them. The manager runs on the producer's driver thread (``evaluate`` every tick, ``record`` for every
+delivery report); producing threads only read :meth:`snapshot`, an immutable
+:class:`~mutepro.partition.snapshot.TopicSnapshot` swapped whole whenever the writable set or the load weights
+change, so the hot path never takes a lock here.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+
+from mutepro.detect.broker import BrokerDetector
+from mutepro.detect.model import Delivery, PartitionLoad, Verdict
+from mutepro.detect.protocols import PartitionDetector
+from mutepro.detect.stats import StatsSnapshot
+from mutepro.mute.breaker import BreakerState, MuteBreaker, Transition
+from mutepro.mute.factory import build_detectors
+from mutepro.mute.store import BreakerStore, MemoryStore
+from mutepro.partition.snapshot import TopicSnapshot
+from mutepro.policy.schema import TopicPolicy
+
+log = structlog.get_logger("mutepro.producer")
+
+Clock = Callable[[], float]
+DetectorFactory = Callable[[str, TopicPolicy], list[PartitionDetector]]
+LoadReader = Callable[[str, int, float, float | None], PartitionLoad]
+
+
+@dataclass(frozen=True)
+class MuteEvent:
+    """One mute/unmute/probe decision, as logged and counted."""
+
+    kind: str  # "mute" | "unmute" | "probe" | "remute"
+    topic: str
+    partition: int
+    broker: int | None
+    reason: str
+    detail: Mapping[str, Any]
+    at: float
+
+
+class _Partition:
+    __slots__ = ("breaker", "detectors", "leader", "muted_leader", "partition")
+
+    def __init__(self, partition: int, breaker: MuteBreaker, detectors: list[PartitionDetector]) -> None:
+        self.partition = partition
+        self.breaker = breaker
+        self.detectors = detectors
+        self.leader = -1
+        self.muted_leader = -1
+
+
+class _Topic:
+    __slots__ = ("name", "partitions", "policy", "probing", "slow_threshold_s", "snapshot")
+
+    def __init__(self, name: str, policy: TopicPolicy) -> None:
+        self.name = name
+        self.policy = policy
+        self.partitions: dict[int, _Partition] = {}
+        self.snapshot: TopicSnapshot | None = None
+        self.probing: frozenset[int] = frozenset()
+        self.slow_threshold_s = policy.slow_call.threshold_ms / 1000.0 if policy.slow_call.enabled else None
+
+
+class ProducerMuteManager:
+    """Mute state of one producer: per-partition breakers and detectors, broker detection, snapshots.
+
+    Read API (any thread): :meth:`snapshot`, :meth:`is_muted`, :meth:`muted_partitions`, :meth:`muted_brokers`,
+    :meth:`state`. Manual control (any thread): :meth:`mute`, :meth:`unmute`, :meth:`mute_broker`,
+    :meth:`unmute_broker`. Driver-thread API: :meth:`ensure_topic`, :meth:`update_leaders`, :meth:`record`,
+    :meth:`evaluate`.
+    """
+
+    def __init__(
+        self,
+        policy_for: Callable[[str], TopicPolicy],
+        *,
+        clock: Clock = time.monotonic,
+        store: BreakerStore | None = None,
+        detector_factory: DetectorFactory = build_detectors,
+        on_event: Callable[[MuteEvent], None] | None = None,
+        broker_policy: TopicPolicy | None = None,
+    ) -> None:
+        self._policy_for = policy_for
+        self._clock = clock
+        self._store = store if store is not None else MemoryStore()
+        self._detector_factory = detector_factory
+        self._on_event = on_event
+        self._topics: dict[str, _Topic] = {}
+        self._lock = threading.RLock()
+        self._version = 0
+        bp = (broker_policy or policy_for("")).broker
+        self._broker_detector = (
+            BrokerDetector(bp.min_bad_partitions, bp.latency_factor, bp.min_latency_ms) if bp.enabled else None
+        )
+        self._broker_verdicts: dict[int, Verdict] = {}
+        self._forced_brokers: set[int] = set()
+        self._pending_open: list[tuple[str, int]] = []
+        self.events: list[MuteEvent] = []  # bounded history for inspection (last 1,000)
+
+    # -- read side ------------------------------------------------------------------------------------
+
+    def snapshot(self, topic: str) -> TopicSnapshot | None:
+        """The topic's current immutable snapshot (``None`` before its metadata is known)."""
+        t = self._topics.get(topic)
+        return t.snapshot if t is not None else None
+
+    def is_muted(self, topic: str, partition: int) -> bool:
+        snap = self.snapshot(topic)
+        return snap is not None and partition in snap.muted
+
+    def probing(self, topic: str) -> frozenset[int]:
+        """Half-open partitions of ``topic`` that are waiting for probe messages."""
+        t = self._topics.get(topic)
+        return t.probing if t is not None else frozenset()
+
+    def try_probe(self, topic: str, partition: int) -> bool:
+        """Reserve one probe slot on a half-open partition."""
+        t = self._topics.get(topic)
+        part = t.partitions.get(partition) if t is not None else None
+        return part is not None and part.breaker.try_probe()
+
+    def muted_partitions(self) -> dict[str, list[int]]:
+        """Topic -> muted partitions (open, half-open or forced)."""
+        return {name: sorted(t.snapshot.muted) for name, t in self._topics.items() if t.snapshot and t.snapshot.muted}
+
+    def muted_brokers(self) -> dict[int, str]:
+        """Broker id -> why the broker is muted (by detection or by hand)."""
+        out = {b: v.describe() for b, v in self._broker_verdicts.items()}
+        out.update({b: "manual" for b in self._forced_brokers})
+        return out
+
+    def leader(self, topic: str, partition: int) -> int:
+        t = self._topics.get(topic)
+        part = t.partitions.get(partition) if t is not None else None
+        return part.leader if part is not None else -1
+
+    def known_topics(self) -> list[str]:
+        return list(self._topics)
+
+    def policy(self, topic: str) -> TopicPolicy:
+        t = self._topics.get(topic)
+        return t.policy if t is not None else self._policy_for(topic)
+
+    def state(self) -> dict[str, Any]:
+        """A JSON-ready snapshot of every partition's breaker, for metrics and ``repr``."""
+        out: dict[str, Any] = {"topics": {}, "brokers": self.muted_brokers()}
+        for name, t in list(self._topics.items()):
+            parts = {}
+            for p, part in sorted(t.partitions.items()):
+                snap = part.breaker.snapshot()
+                parts[p] = {
+                    "state": snap.state.value,
+                    "leader": part.leader,
+                    "reason": snap.reason.describe() if snap.reason else None,
+                    "opens": snap.opens,
+                }
+            out["topics"][name] = parts
+        return out
+
+    # -- manual control ---------------------------------------------------------------------------------
+
+    def mute(self, topic: str, partition: int, reason: str = "manual") -> None:
+        """Mute a partition by hand; it stays muted until :meth:`unmute` (detectors and probes are ignored)."""
+        part = self._require(topic, partition)
+        part.muted_leader = part.leader
+        part.breaker.force_open(reason)
+        self._queue_open(topic, partition)
+        self._rebuild(topic)
+
+    def unmute(self, topic: str, partition: int) -> None:
+        """Lift a mute: a manual one is released, a detected one is closed at once (fresh windows)."""
+        part = self._require(topic, partition)
+        if part.breaker.state is BreakerState.FORCED_OPEN:
+            part.breaker.release()
+        elif part.breaker.state is not BreakerState.CLOSED:
+            self._replace_breaker(topic, part, "manual_unmute")
+        self._rebuild(topic)
+
+    def mute_broker(self, broker_id: int) -> None:
+        """Mute every partition led by ``broker_id`` until :meth:`unmute_broker`."""
+        self._forced_brokers.add(broker_id)
+        for name, t in list(self._topics.items()):
+            for p, part in t.partitions.items():
+                if part.leader == broker_id and part.breaker.state is not BreakerState.FORCED_OPEN:
+                    part.muted_leader = broker_id
+                    part.breaker.force_open(f"broker {broker_id} muted by hand")
+                    self._queue_open(name, p)
+            self._rebuild(name)
+
+    def unmute_broker(self, broker_id: int) -> None:
+        self._forced_brokers.discard(broker_id)
+        for name, t in list(self._topics.items()):
+            for part in t.partitions.values():
+                if part.muted_leader == broker_id and part.breaker.state is BreakerState.FORCED_OPEN:
+                    part.breaker.release()
+            self._rebuild(name)
+
+    # -- driver-thread API ------------------------------------------------------------------------------
+
+    def ensure_topic(self, topic: str, partition_count: int, leaders: Mapping[int, int]) -> None:
+        """Create (or grow) the topic's partitions and publish its first snapshot."""
+        with self._lock:
+            t = self._topics.get(topic)
+            if t is None:
+                t = _Topic(topic, self._policy_for(topic))
+                self._topics[topic] = t
+            for p in range(partition_count):
+                if p not in t.partitions:
+                    t.partitions[p] = self._new_partition(topic, p, t.policy)
+            self._apply_leaders(t, leaders)
+            self._rebuild(topic)
+
+    def update_leaders(self, topic: str, leaders: Mapping[int, int]) -> None:
+        t = self._topics.get(topic)
+        if t is not None:
+            self._apply_leaders(t, leaders)
+
+    def record(self, topic: str, partition: int, delivery: Delivery) -> None:
+        """Feed one final delivery report of a non-probe message to the partition's detectors."""
+        t = self._topics.get(topic)
+        part = t.partitions.get(partition) if t is not None else None
+        if part is None:
+            return
+        for det in part.detectors:
+            det.record(delivery)
+
+    def probe_result(self, topic: str, partition: int, ok: bool) -> None:
+        t = self._topics.get(topic)
+        part = t.partitions.get(partition) if t is not None else None
+        if part is not None:
+            part.breaker.probe_result(ok)
+
+    def evaluate(self, load_of: LoadReader, stats: StatsSnapshot | None = None) -> list[tuple[str, int]]:
+        """One detection round; returns the partitions that became muted since the last call (to rescue).
+
+        For each closed partition every detector checks the current load; a verdict opens its breaker. Open
+        breakers whose retry interval passed turn half-open. Then the broker detector looks at partitions
+        muted per leader and at librdkafka's broker statistics and mutes every partition of a bad broker.
+        """
+        now = self._clock()
+        with self._lock:
+            for name, t in list(self._topics.items()):
+                for p, part in t.partitions.items():
+                    part.breaker.tick()
+                    state = part.breaker.state
+                    if state is BreakerState.HALF_OPEN:
+                        # A probe (or an older message) still undelivered past the slow threshold means the
+                        # partition has not recovered: it reports nothing, so the probe would never fail on
+                        # its own before message.timeout.ms. Re-open now, with backoff.
+                        limit = t.slow_threshold_s
+                        if limit is not None:
+                            age = load_of(name, p, now, None).oldest_age_s
+                            if age is not None and age > limit:
+                                part.breaker.probe_result(False)
+                        continue
+                    if state is not BreakerState.CLOSED:
+                        continue
+                    load = load_of(name, p, now, t.slow_threshold_s)
+                    for det in part.detectors:
+                        verdict = det.check(load, now)
+                        if verdict is not None:
+                            self._trip(t, part, verdict)
+                            break
+            self._evaluate_brokers(stats, now)
+            for name in list(self._topics):
+                self._rebuild(name)
+            opened, self._pending_open = self._pending_open, []
+            return opened
+
+    def refresh_weights(self, topic: str, queue_sizes: Mapping[int, int]) -> None:
+        """Re-weight the topic's writable partitions by their outstanding messages (KIP-794)."""
+        self._rebuild(topic, queue_sizes)
+
+    # -- internals -------------------------------------------------------------------------------------
+
+    def _require(self, topic: str, partition: int) -> _Partition:
+        t = self._topics.get(topic)
+        part = t.partitions.get(partition) if t is not None else None
+        if part is None:
+            from mutepro.errors import ConfigError
+
+            known = sorted(t.partitions) if t is not None else []
+            raise ConfigError(
+                f"partition: {topic}[{partition}] is not known to this producer (known partitions: {known}); "
+                "produce to the topic first so its metadata is loaded"
+            )
+        return part
+
+    def _new_partition(self, topic: str, partition: int, policy: TopicPolicy) -> _Partition:
+        br = policy.breaker
+        breaker = MuteBreaker(
+            f"{topic}/{partition}",
+            retry_interval_s=br.retry_interval_ms / 1000.0,
+            max_retry_interval_s=br.max_retry_interval_ms / 1000.0,
+            backoff_multiplier=br.backoff_multiplier,
+            half_open_probes=br.half_open_probes,
+            clock=self._clock,
+            store=self._store,
+            on_transition=self._on_transition,
+            sync_interval_s=1.0,
+        )
+        breaker.tick()  # adopt a state other processes already published (shared store)
+        return _Partition(partition, breaker, self._detector_factory(topic, policy))
+
+    def _replace_breaker(self, topic: str, part: _Partition, why: str) -> None:
+        """A fresh CLOSED breaker and fresh windows (leadership moved, or unmuted by hand)."""
+        old = part.breaker.snapshot()
+        t = self._topics[topic]
+        fresh = self._new_partition(topic, part.partition, t.policy)
+        # the fresh breaker must not re-adopt the old shared record: publish closed by closing via force/release
+        fresh.breaker.force_open("reset")
+        fresh.breaker.release()
+        part.breaker = fresh.breaker
+        part.detectors = fresh.detectors
+        self._emit("unmute", topic, part.partition, part.leader, why, {"previous_state": old.state.value})
+
+    def _trip(self, t: _Topic, part: _Partition, verdict: Verdict) -> None:
+        part.muted_leader = part.leader
+        if part.breaker.trip(verdict):
+            self._queue_open(t.name, part.partition)
+
+    def _queue_open(self, topic: str, partition: int) -> None:
+        self._pending_open.append((topic, partition))
+
+    def _apply_leaders(self, t: _Topic, leaders: Mapping[int, int]) -> None:
+        for p, leader in leaders.items():
+            part = t.partitions.get(p)
+            if part is None or leader == part.leader:
+                continue
+            previous, part.leader = part.leader, leader
+            # Leadership moved off the broker this partition was muted for, to a broker nobody suspects:
+            # the new leader gets a fresh chance at once instead of waiting out the retry interval.
+            if (
+                previous >= 0
+                and leader >= 0
+                and part.breaker.state in (BreakerState.OPEN, BreakerState.HALF_OPEN)
+                and part.muted_leader == previous
+                and leader not in self._broker_verdicts
+                and leader not in self._forced_brokers
+            ):
+                self._replace_breaker(t.name, part, f"leader_moved {previous}->{leader}")
+        self._rebuild(t.name)
+
+    def _evaluate_brokers(self, stats: StatsSnapshot | None, now: float) -> None:
+        if self._broker_detector is None:
+            return
+        bad: dict[int, int] = {}
+        for t in self._topics.values():
+            for part in t.partitions.values():
+                if part.breaker.state in (BreakerState.OPEN, BreakerState.HALF_OPEN) and part.leader >= 0:
+                    bad[part.leader] = bad.get(part.leader, 0) + 1
+        verdicts = self._broker_detector.evaluate(stats, bad, now)
+        for broker, verdict in verdicts.items():
+            if broker not in self._broker_verdicts:
+                log.warning("broker_muted", broker=broker, reason=verdict.describe(), **_plain(verdict.detail))
+            for t in self._topics.values():
+                for part in t.partitions.values():
+                    if part.leader == broker and part.breaker.state is BreakerState.CLOSED:
+                        self._trip(t, part, verdict)
+        for broker in set(self._broker_verdicts) - set(verdicts):
+            log.info("broker_unmuted", broker=broker)
+        self._broker_verdicts = verdicts
+
+    def _rebuild(self, topic: str, queue_sizes: Mapping[int, int] | None = None) -> None:
+        t = self._topics.get(topic)
+        if t is None:
+            return
+        muted = [p for p, part in t.partitions.items() if part.breaker.state is not BreakerState.CLOSED]
+        probing = frozenset(p for p, part in t.partitions.items() if part.breaker.state is BreakerState.HALF_OPEN)
+        old = t.snapshot
+        if old is not None and queue_sizes is None and old.muted == frozenset(muted) and t.probing == probing:
+            return
+        self._version += 1
+        t.snapshot = TopicSnapshot.build(
+            topic, len(t.partitions), muted, queue_sizes, adaptive=t.policy.partitioner.adaptive,
+            version=self._version,
+        )
+        t.probing = probing
+
+    def _on_transition(self, tr: Transition) -> None:
+        topic, _, p = tr.name.rpartition("/")
+        partition = int(p)
+        t = self._topics.get(topic)
+        part = t.partitions.get(partition) if t is not None else None
+        broker = part.leader if part is not None else None
+        target = tr.target
+        if target in (BreakerState.OPEN, BreakerState.FORCED_OPEN):
+            kind = "remute" if tr.source is BreakerState.HALF_OPEN else "mute"
+            if tr.source is BreakerState.CLOSED and part is not None:
+                # a mute adopted from the shared store also needs its queued messages rescued
+                self._queue_open(topic, partition)
+        elif target is BreakerState.HALF_OPEN:
+            kind = "probe"
+        else:
+            kind = "unmute"
+            if part is not None:
+                for det in part.detectors:
+                    det.reset()
+        reason = tr.reason.reason if tr.reason is not None and kind != "unmute" else kind
+        detail = dict(tr.reason.detail) if tr.reason is not None and kind != "unmute" else {}
+        self._emit(kind, topic, partition, broker, reason, detail)
+        if t is not None:
+            self._rebuild(topic)
+
+    def _emit(self, kind: str, topic: str, partition: int, broker: int | None, reason: str, detail: Mapping[str, Any]) -> None:
+        event = MuteEvent(kind, topic, partition, broker, reason, dict(detail), self._clock())
+        self.events.append(event)
+        if len(self.events) > 1000:
+            del self.events[:100]
+        level = log.warning if kind in ("mute", "remute") else log.info
+        level(f"partition_{kind}", topic=topic, partition=partition, broker=broker, reason=reason, **_plain(detail))
+        if self._on_event is not None:
+            self._on_event(event)
+
+
+def _plain(detail: Mapping[str, Any]) -> dict[str, Any]:
+    reserved = {"event", "topic", "partition", "broker", "reason", "level", "timestamp"}
+    return {(f"detail_{k}" if k in reserved else k): v for k, v in detail.items()}
+
+
+def opened_partitions(events: Iterable[MuteEvent]) -> list[tuple[str, int]]:
+    """The (topic, partition) pairs an event list says were muted, in order (a test and metrics helper)."""
+    return [(e.topic, e.partition) for e in events if e.kind in ("mute", "remute")]

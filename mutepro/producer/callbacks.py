@@ -1,0 +1,66 @@
+"""Application callbacks served from the application's own ``poll()`` / ``flush()``.
+
+confluent-kafka runs delivery, statistics, error and throttle callbacks from ``poll``/``flush`` on the calling
+thread. mutepro keeps that contract even though its driver thread polls librdkafka continuously (so muting does
+not wait for the application to poll): the driver queues each callback here, and the application's ``poll``
+runs them.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import deque
+from collections.abc import Callable
+from typing import Any
+
+Pending = tuple[Callable[..., Any], tuple[Any, ...]]
+
+
+class CallbackQueue:
+    """A FIFO of (callable, args) with a condition so ``poll(timeout)`` can wait for the next one."""
+
+    def __init__(self) -> None:
+        self._items: deque[Pending] = deque()
+        self._cond = threading.Condition()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def put(self, fn: Callable[..., Any], *args: Any) -> None:
+        with self._cond:
+            self._items.append((fn, args))
+            self._cond.notify_all()
+
+    def wake(self) -> None:
+        """Wake waiters without an item (something else they wait for changed, e.g. outstanding reached 0)."""
+        with self._cond:
+            self._cond.notify_all()
+
+    def wait(self, timeout_s: float | None) -> None:
+        """Block until an item is queued, :meth:`wake` is called, or ``timeout_s`` passes."""
+        with self._cond:
+            if not self._items:
+                self._cond.wait(timeout_s)
+
+    def serve(self, timeout_s: float | None = 0.0) -> int:
+        """Run queued callbacks on this thread, waiting up to ``timeout_s`` (``None`` = forever) for the first.
+
+        Returns how many ran. An exception from a callback propagates to the caller of ``poll``, as in
+        confluent-kafka; the callbacks after it stay queued for the next ``poll``.
+        """
+        deadline = None if timeout_s is None else time.monotonic() + max(0.0, timeout_s)
+        with self._cond:
+            while not self._items:
+                remaining = None if deadline is None else deadline - time.monotonic()
+                if remaining is not None and remaining <= 0:
+                    return 0
+                self._cond.wait(remaining)
+        served = 0
+        while True:
+            try:
+                fn, args = self._items.popleft()
+            except IndexError:
+                return served
+            served += 1
+            fn(*args)

@@ -1,0 +1,911 @@
+"""MuteProducer: a drop-in ``confluent_kafka.Producer`` that mutes failing, slow and congested partitions.
+
+How one message travels (see README "How it works"):
+
+1. ``produce()`` reads the topic's immutable :class:`~mutepro.partition.snapshot.TopicSnapshot` (no lock) and
+   picks the partition: explicit ``partition=`` as given; keyed -> librdkafka's own hash (identical placement),
+   then the topic's keyed policy if that partition is muted; unkeyed -> sticky over writable partitions,
+   weighted away from partitions that are filling up.
+2. The message is handed to the wrapped ``confluent_kafka.Producer`` with a per-message envelope as its
+   delivery callback, and counted as outstanding for its partition.
+3. A driver thread polls the wrapped producer continuously: delivery reports feed the partition's detectors;
+   every tick (50 ms) the mute manager checks each partition's load (the age of its oldest undelivered message
+   too, since a stalled broker reports nothing), trips breakers, and publishes new snapshots.
+4. When a partition is muted, the messages still queued in librdkafka are purged and re-sent: to a writable
+   partition (unkeyed, keyed ``reroute``), into the hold queue (keyed ``hold``), failed (keyed ``fail``) or to
+   the same partition (messages of healthy partitions, explicit partitions, keyed ``ignore``), in their
+   original order, while producing threads wait on the producer lock.
+5. The application's callbacks are queued and run from its own ``poll()``/``flush()``, as with confluent-kafka.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import threading
+import time
+import weakref
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import confluent_kafka
+import structlog
+from confluent_kafka import KafkaError, KafkaException, Message
+
+from mutepro.detect.model import Delivery
+from mutepro.detect.stats import StatsParseError, StatsSnapshot, parse_stats
+from mutepro.errors import ConfigError
+from mutepro.mute.manager import MuteEvent, ProducerMuteManager
+from mutepro.mute.store import BreakerStore, make_store
+from mutepro.partition.protocols import DefaultMutingPartitioner, MutingPartitioner
+from mutepro.partition.reroute import reroute_partition
+from mutepro.partition.snapshot import TopicSnapshot
+from mutepro.partition.sticky import linger_from_config
+from mutepro.policy.effective import Policy
+from mutepro.policy.schema import TopicPolicy
+from mutepro.producer.callbacks import CallbackQueue
+from mutepro.producer.metrics import MuteproCollector, ProducerCounters, register_prometheus, unregister_prometheus
+from mutepro.producer.tracker import UNASSIGNED, OutstandingTracker
+
+log = structlog.get_logger("mutepro.producer")
+
+Clock = Callable[[], float]
+DeliveryCallback = Callable[[KafkaError | None, Message], None]
+
+_LIBRDKAFKA_DEFAULTS = {
+    "queue.buffering.max.messages": 100_000,
+    "queue.buffering.max.kbytes": 1_048_576,
+    "message.timeout.ms": 300_000,
+}
+#: Final errors after which an unkeyed (or keyed ``reroute``) message is re-sent to another partition.
+_RESCUABLE = frozenset({KafkaError._MSG_TIMED_OUT, KafkaError._TIMED_OUT})
+_PURGED = frozenset({KafkaError._PURGE_QUEUE, KafkaError._PURGE_INFLIGHT})
+_MAX_RESCUES = 3
+_CALLBACK_KEYS = ("on_delivery", "error_cb", "stats_cb", "throttle_cb")
+_METADATA_REFRESH_S = 10.0
+_WEIGHTS_REFRESH_S = 0.1
+
+
+class _Envelope:
+    """One accepted message until its single final report: what to re-send, and whom to tell.
+
+    It is the delivery callback librdkafka holds for the message (calling it routes the report back to the
+    producer), so no closure or bound method is allocated per message.
+    """
+
+    __slots__ = (
+        "callback", "explicit", "first_sent_at", "headers", "home", "key", "origin", "owner", "partition", "probe",
+        "rescues", "sent_at", "seq", "size", "timestamp", "topic", "value",
+    )
+
+    def __init__(
+        self, owner: MuteProducer, seq: int, topic: str, value: Any, key: Any, headers: Any, timestamp: int,
+        callback: DeliveryCallback | None, size: int,
+    ) -> None:
+        self.owner = owner
+        self.seq = seq
+        self.topic = topic
+        self.value = value
+        self.key = key
+        self.headers = headers
+        self.timestamp = timestamp
+        self.callback = callback
+        self.size = size
+        self.partition = UNASSIGNED
+        self.home: int | None = None  # the key's librdkafka partition (None: unkeyed)
+        self.explicit = False
+        self.probe = False
+        self.rescues = 0
+        self.origin: int | None = None  # partition before a rescue moved it
+        self.sent_at = 0.0
+        self.first_sent_at = 0.0
+
+    def __call__(self, err: KafkaError | None, msg: Message) -> None:
+        self.owner._on_report(self, err, msg)
+
+
+def _message_size(value: Any, key: Any) -> int:
+    size = 0
+    if value is not None:
+        size += len(value)
+    if key is not None:
+        size += len(key)
+    return size
+
+
+class MuteProducer:
+    """A drop-in ``confluent_kafka.Producer`` that mutes bad partitions and sends around them.
+
+    ``config`` is the same dict ``confluent_kafka.Producer`` takes (librdkafka's dotted keys, passed through
+    untouched; the dict itself is never modified). mutepro's own settings come apart from it: ``policy`` is a
+    :class:`~mutepro.policy.Policy` (``load_policy(...)``), a :class:`~mutepro.policy.TopicPolicy` for every
+    topic, a path or mapping to load, or ``None`` for the defaults.
+
+    ``clock``, ``partitioner``, ``store`` and ``tick_interval_s`` are plug-in points for tests and custom
+    behaviour.
+    """
+
+    def __init__(
+        self,
+        config: Mapping[str, Any],
+        *,
+        policy: Policy | TopicPolicy | Mapping[str, Any] | str | os.PathLike[str] | None = None,
+        clock: Clock = time.monotonic,
+        partitioner: MutingPartitioner | None = None,
+        store: BreakerStore | None = None,
+        tick_interval_s: float = 0.05,
+        name: str | None = None,
+        **kwargs: Any,
+    ) -> None:
+        if not isinstance(config, Mapping):
+            raise TypeError(f"config must be a dict of librdkafka settings, got {type(config).__name__}")
+        conf: dict[str, Any] = {**config, **kwargs}  # a copy: the caller's dict is never touched
+        bad = sorted(k for k in conf if k.startswith("mutepro."))
+        if bad:
+            raise ConfigError(
+                f"{bad[0]}: mutepro settings do not go in the librdkafka config dict; pass them as "
+                "MuteProducer(config, policy={...}) or in a YAML policy (MuteProducer.from_policy)"
+            )
+        self._policy = _coerce_policy(policy)
+        self._clock = clock
+        self._tick_s = tick_interval_s
+        self.name = name or f"mutepro-{next(_ids)}"
+
+        # The application's callbacks are served from its poll(); ours run on the driver thread.
+        self._user_on_delivery: DeliveryCallback | None = conf.pop("on_delivery", None) or conf.pop("callback", None)
+        self._user_error_cb = conf.pop("error_cb", None)
+        self._user_stats_cb = conf.pop("stats_cb", None)
+        self._user_throttle_cb = conf.pop("throttle_cb", None)
+        self._only_errors = str(conf.pop("delivery.report.only.error", "false")).lower() in ("true", "1")
+        if "statistics.interval.ms" not in conf:
+            conf["statistics.interval.ms"] = 1000  # broker-level detection reads librdkafka's statistics
+        conf["error_cb"] = self._on_error
+        conf["stats_cb"] = self._on_stats
+        conf["throttle_cb"] = self._on_throttle
+
+        def setting(key: str) -> int:
+            return int(conf.get(key, _LIBRDKAFKA_DEFAULTS[key]))
+
+        timeout_ms = int(conf.get("message.timeout.ms", conf.get("delivery.timeout.ms", 300_000)))
+        self._check_policy_against(timeout_ms)
+        self._transactional = "transactional.id" in conf
+        self._partitioner_name = str(conf.get("partitioner", "consistent_random"))
+        defaults = self._policy_for("")
+        self._partitioner: MutingPartitioner = partitioner or DefaultMutingPartitioner(
+            self._partitioner_name,
+            sticky_bytes=defaults.partitioner.sticky_bytes,
+            linger_s=linger_from_config(conf),
+        )
+        self._home_of = getattr(self._partitioner, "home_partition", None)
+
+        self._inner = confluent_kafka.Producer(conf)
+        self._tracker = OutstandingTracker(
+            setting("queue.buffering.max.messages"), setting("queue.buffering.max.kbytes") * 1024
+        )
+        self.counters = ProducerCounters()
+        if store is None:
+            state = self._policy.state if isinstance(self._policy, Policy) else None
+            store = make_store(state.backend, state.url, state.key_prefix) if state is not None else None
+        self._manager = ProducerMuteManager(self._policy_for, clock=clock, store=store, on_event=self._on_mute_event)
+        self._partitioner.initialize(self._manager)
+        self._callbacks = CallbackQueue()
+        self._lock = threading.RLock()
+        self._seq = itertools.count()
+        self._holds: dict[tuple[str, int], deque[_Envelope]] = {}
+        self._held_total = 0
+        self._retry: deque[_Envelope] = deque()
+        self._rescuing = False
+        self._rescue_batch: list[_Envelope] = []
+        self._wanted_topics: set[str] = set()
+        self._topic_checked: dict[str, float] = {}
+        self._stats: StatsSnapshot | None = None
+        self._closed = False
+        self._driver_error: BaseException | None = None
+
+        self._collector: MuteproCollector | None = None
+        metrics = self._policy.metrics if isinstance(self._policy, Policy) else None
+        if metrics is not None and metrics.prometheus_port is not None:
+            self._collector = MuteproCollector(self.name, self.metrics, metrics.namespace)
+            register_prometheus(self._collector, metrics.prometheus_port)
+
+        self._stop = threading.Event()
+        self._driver = threading.Thread(target=self._drive, name=f"{self.name}-driver", daemon=True)
+        self._driver.start()
+        _live.add(self)
+
+    # -- construction from YAML ------------------------------------------------------------------------
+
+    @classmethod
+    def from_policy(
+        cls,
+        *sources: str | os.PathLike[str] | Mapping[str, Any] | Policy,
+        config: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> MuteProducer:
+        """Build a producer from YAML policy files (merged in order): their ``client:`` block is the librdkafka
+        config (``config`` entries override it), the rest is the mute policy."""
+        from mutepro.policy.loader import load_policy
+
+        if len(sources) == 1 and isinstance(sources[0], Policy):
+            policy = sources[0]
+        else:
+            policy = load_policy(*sources)  # type: ignore[arg-type]
+        client = policy.client
+        client.update(config or {})
+        if "bootstrap.servers" not in client:
+            raise ConfigError(
+                "client.bootstrap.servers: the policy has no bootstrap servers; add it under `client:` "
+                "(e.g. ${KAFKA_BOOTSTRAP}) or pass config={'bootstrap.servers': ...}"
+            )
+        return cls(client, policy=policy, **kwargs)
+
+    # -- the confluent_kafka.Producer API ----------------------------------------------------------------
+
+    def produce(
+        self,
+        topic: str,
+        value: Any = None,
+        key: Any = None,
+        partition: int = -1,
+        on_delivery: DeliveryCallback | None = None,
+        timestamp: int = 0,
+        headers: Any = None,
+        *,
+        callback: DeliveryCallback | None = None,
+    ) -> None:
+        """Produce one message, like ``confluent_kafka.Producer.produce`` (same arguments, same exceptions).
+
+        Raises ``BufferError`` when the local queue is full (or, under ``keyed_policy: hold``, when a muted
+        partition's hold queue is full): serve delivery reports with ``poll()`` and retry, as usual.
+        """
+        if not isinstance(topic, str):
+            raise TypeError(f"topic must be a str, got {type(topic).__name__}")
+        env = _Envelope(
+            self, next(self._seq), topic, value, key, headers, timestamp,
+            on_delivery or callback or self._user_on_delivery, _message_size(value, key),
+        )
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("produce() on a closed MuteProducer")
+            try:
+                if partition is not None and partition >= 0:
+                    env.explicit = True
+                    self._send(env, partition)
+                else:
+                    snap = self._manager.snapshot(topic)
+                    if snap is None:
+                        # Metadata not known yet: librdkafka partitions it exactly as the plain client would,
+                        # while the driver thread loads the topic's metadata in the background.
+                        self._wanted_topics.add(topic)
+                        self._send(env, UNASSIGNED)
+                    else:
+                        self._route(env, snap)
+            except BufferError:
+                self.counters.buffer_errors += 1
+                raise
+            self.counters.produced += 1
+
+    def produce_batch(
+        self, topic: str, messages: list[dict[str, Any]], partition: int = -1,
+        on_delivery: DeliveryCallback | None = None, timestamp: int = 0, **kwargs: Any,
+    ) -> int:
+        """Produce a list of message dicts (``value``, ``key``, ``partition``, ``timestamp``, ``headers``,
+        ``callback``); returns how many were accepted. Rejected dicts get an ``_error`` entry, as in
+        confluent-kafka."""
+        accepted = 0
+        cb = on_delivery or kwargs.get("callback")
+        for m in messages:
+            try:
+                self.produce(
+                    topic, m.get("value"), m.get("key"), m.get("partition", partition),
+                    m.get("callback", cb), m.get("timestamp", timestamp), m.get("headers"),
+                )
+                accepted += 1
+            except BufferError:
+                m["_error"] = KafkaException(KafkaError(KafkaError._QUEUE_FULL))
+            except KafkaException as err:
+                m["_error"] = err
+        return accepted
+
+    def poll(self, timeout: float | None = -1) -> int:
+        """Serve queued delivery reports and callbacks; wait up to ``timeout`` s (-1/None: forever) for one."""
+        self._raise_driver_error()
+        return self._callbacks.serve(None if timeout is None or timeout < 0 else timeout)
+
+    def flush(self, timeout: float | None = -1) -> int:
+        """Wait until every message (held ones too) has its final report and its callback ran; returns how many
+        are still outstanding when ``timeout`` (-1/None: forever) runs out."""
+        deadline = None if timeout is None or timeout < 0 else time.monotonic() + timeout
+        while True:
+            self._raise_driver_error()
+            self._callbacks.serve(0)
+            remaining = len(self)
+            if remaining == 0:
+                return 0
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return remaining
+            self._callbacks.wait(0.05 if left is None else min(0.05, left))
+
+    def purge(self, in_queue: bool = True, in_flight: bool = True, blocking: bool = True) -> None:
+        """Purge messages like ``confluent_kafka.Producer.purge``; held messages are purged with ``in_queue``.
+
+        Purged messages get a delivery report with ``_PURGE_QUEUE`` / ``_PURGE_INFLIGHT`` on the next poll.
+        """
+        with self._lock:
+            self._inner.purge(in_queue=in_queue, in_flight=in_flight, blocking=blocking)
+            if in_queue:
+                for (topic, p), queue in list(self._holds.items()):
+                    while queue:
+                        env = queue.popleft()
+                        self._held_total -= 1
+                        self._fail(env, KafkaError(KafkaError._PURGE_QUEUE, "purged while held by mutepro"), p)
+                    del self._holds[(topic, p)]
+                while self._retry:
+                    env = self._retry.popleft()
+                    self._fail(env, KafkaError(KafkaError._PURGE_QUEUE, "purged while awaiting re-send"), env.partition)
+
+    def list_topics(self, topic: str | None = None, timeout: float = -1) -> Any:
+        return self._inner.list_topics(topic, timeout)
+
+    def __len__(self) -> int:
+        """Messages not yet fully handled: outstanding in librdkafka, held, awaiting re-send, or whose callback
+        has not run yet (like ``len(confluent_kafka.Producer)``)."""
+        return self._tracker.total + self._held_total + len(self._retry) + len(self._callbacks)
+
+    def __bool__(self) -> bool:
+        return True  # an empty producer is still a producer (len() would make it falsy)
+
+    # transactions: pass-through (muting never moves a message out of an open transaction: rescue is off)
+    def init_transactions(self, *args: Any, **kwargs: Any) -> None:
+        self._inner.init_transactions(*args, **kwargs)
+
+    def begin_transaction(self, *args: Any, **kwargs: Any) -> None:
+        self._inner.begin_transaction(*args, **kwargs)
+
+    def send_offsets_to_transaction(self, *args: Any, **kwargs: Any) -> None:
+        self._inner.send_offsets_to_transaction(*args, **kwargs)
+
+    def commit_transaction(self, *args: Any, **kwargs: Any) -> None:
+        self._inner.commit_transaction(*args, **kwargs)
+
+    def abort_transaction(self, *args: Any, **kwargs: Any) -> None:
+        self._inner.abort_transaction(*args, **kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        # Anything else confluent_kafka.Producer offers (set_sasl_credentials, ...) goes to the wrapped one.
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._inner, name)
+
+    def __enter__(self) -> MuteProducer:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self, timeout: float = 30.0) -> int:
+        """Flush (up to ``timeout``), stop the driver thread; returns messages still undelivered."""
+        if self._closed:
+            return len(self)
+        left = self.flush(timeout)
+        self._closed = True
+        self._stop.set()
+        self._driver.join(5)
+        self._callbacks.serve(0)
+        if self._collector is not None:
+            unregister_prometheus(self._collector)
+        _live.discard(self)
+        return left
+
+    # -- mutepro's own API ---------------------------------------------------------------------------------
+
+    @property
+    def mute_manager(self) -> ProducerMuteManager:
+        """The :class:`ProducerMuteManager`: muted partitions and brokers, manual mute/unmute, state."""
+        return self._manager
+
+    def outstanding(self, topic: str, partition: int) -> int:
+        """Messages of ``topic[partition]`` handed to librdkafka without a final report yet."""
+        return self._tracker.count(topic, partition)
+
+    def accumulated(self, topic: str, partition: int) -> int:
+        """Messages queued in librdkafka for the partition, not yet sent (from the latest statistics)."""
+        stats = self._stats
+        ps = stats.partitions.get((topic, partition)) if stats is not None else None
+        return (ps.msgq_cnt + ps.xmit_msgq_cnt) if ps is not None else 0
+
+    def in_flight(self, topic: str, partition: int) -> int:
+        """Messages sent to the broker and awaiting its response (from the latest statistics)."""
+        stats = self._stats
+        ps = stats.partitions.get((topic, partition)) if stats is not None else None
+        return ps.msgs_inflight if ps is not None else 0
+
+    def held(self, topic: str | None = None) -> int:
+        """Messages held by ``keyed_policy: hold`` (for ``topic``, or all)."""
+        if topic is None:
+            return self._held_total
+        return sum(len(q) for (t, _), q in self._holds.items() if t == topic)
+
+    def metrics(self) -> dict[str, Any]:
+        """Counters and per-partition state as a dict (what the Prometheus collector exports)."""
+        state = self._manager.state()
+        partitions: dict[str, dict[int, dict[str, Any]]] = {}
+        for topic, parts in state["topics"].items():
+            partitions[topic] = {
+                p: {**info, "outstanding": self._tracker.count(topic, p), "held": len(self._holds.get((topic, p), ()))}
+                for p, info in parts.items()
+            }
+        return {
+            "counters": self.counters.as_dict(),
+            "partitions": partitions,
+            "muted": self._manager.muted_partitions(),
+            "muted_brokers": self._manager.muted_brokers(),
+            "held": self._held_total,
+            "outstanding": self._tracker.total,
+        }
+
+    def __repr__(self) -> str:
+        return f"<MuteProducer {self.name} outstanding={self._tracker.total} muted={self._manager.muted_partitions()}>"
+
+    # -- routing (producer lock held) ----------------------------------------------------------------------
+
+    def _policy_for(self, topic: str) -> TopicPolicy:
+        policy = self._policy
+        if isinstance(policy, Policy):
+            return policy.for_topic(topic) if topic else policy.defaults
+        return policy
+
+    def _route(self, env: _Envelope, snap: TopicSnapshot) -> None:
+        """Choose the partition for a message without an explicit one and send, hold or fail it."""
+        key = env.key
+        home = self._home_of(key, snap.partition_count) if (self._home_of is not None and key is not None) else None
+        if home is not None:
+            env.home = home
+            if not snap.muted and not self._holds:
+                self._send(env, home)
+                return
+            self._route_keyed(env, home, snap)
+            return
+        partition = self._partitioner.partition(env.topic, key, env.size, snap)
+        if partition is None or partition < 0:
+            partition = UNASSIGNED  # nothing writable: behave like the plain client
+        elif partition in snap.muted and key is not None:
+            env.home = partition  # a custom partitioner chose a muted home for a keyed message
+            self._route_keyed(env, partition, snap)
+            return
+        probing = self._manager.probing(env.topic) if snap.muted else None
+        if probing:
+            for candidate in probing:
+                if self._manager.try_probe(env.topic, candidate):
+                    env.probe = True
+                    self.counters.probes += 1
+                    partition = candidate
+                    break
+        self._send(env, partition)
+
+    def _route_keyed(self, env: _Envelope, home: int, snap: TopicSnapshot) -> None:
+        topic = env.topic
+        held = self._holds.get((topic, home))
+        if held:
+            # Earlier messages of this partition are held: this one queues behind them, so keys keep their order.
+            self._hold(env, home)
+            return
+        if home not in snap.muted:
+            self._send(env, home)
+            return
+        policy = self._policy_for(topic).keyed_policy
+        if home in self._manager.probing(topic) and policy != "reroute" and self._manager.try_probe(topic, home):
+            env.probe = True
+            self.counters.probes += 1
+            self._send(env, home)
+            return
+        if policy == "hold":
+            self._hold(env, home)
+        elif policy == "reroute":
+            target = reroute_partition(env.key, home, snap)
+            if target is None:
+                self._send(env, home)  # nothing writable: plain behaviour
+            else:
+                self.counters.rerouted += 1
+                self._send(env, target)
+        elif policy == "fail":
+            self.counters.muted_fail += 1
+            reason = self._manager.state()["topics"].get(topic, {}).get(home, {}).get("reason")
+            self._fail(
+                env,
+                KafkaError(
+                    KafkaError._STATE,
+                    f"mutepro: {topic}[{home}] is muted ({reason or 'muted'}); keyed_policy=fail",
+                    retriable=True,
+                ),
+                home,
+            )
+        else:  # ignore
+            self._send(env, home)
+
+    def _send(self, env: _Envelope, partition: int) -> None:
+        """Hand the message to librdkafka for ``partition`` (UNASSIGNED: librdkafka's partitioner)."""
+        now = self._clock()
+        env.partition = partition
+        env.sent_at = now
+        if not env.first_sent_at:
+            env.first_sent_at = now
+        self._tracker.add(env.topic, partition, env.seq, now, env.size)
+        try:
+            self._inner.produce(
+                env.topic, env.value, env.key, partition=partition, on_delivery=env, timestamp=env.timestamp,
+                headers=env.headers,
+            )
+        except BaseException:
+            self._tracker.remove(env.topic, partition, env.seq)
+            raise
+
+    def _hold(self, env: _Envelope, home: int) -> None:
+        key = (env.topic, home)
+        queue = self._holds.get(key)
+        limit = self._policy_for(env.topic).hold.max_messages
+        if queue is not None and len(queue) >= limit:
+            raise BufferError(
+                f"mutepro: the hold queue of muted partition {env.topic}[{home}] is full ({limit} messages, "
+                "hold.max_messages); poll() and retry, or raise hold.max_messages"
+            )
+        if queue is None:
+            queue = self._holds[key] = deque()
+        env.partition = home
+        queue.append(env)
+        self._held_total += 1
+        self.counters.held += 1
+
+    def _fail(self, env: _Envelope, error: KafkaError, partition: int) -> None:
+        """Give the message its final, failed report now (queued for the application's poll)."""
+        self.counters.failed += 1
+        if env.callback is not None:
+            msg = Message(
+                topic=env.topic, partition=partition, value=env.value, key=env.key, headers=env.headers, error=error
+            )
+            self._callbacks.put(env.callback, error, msg)
+        else:
+            self._callbacks.wake()
+
+    # -- delivery reports (driver thread, inside inner.poll) ---------------------------------------------
+
+    def _on_report(self, env: _Envelope, err: KafkaError | None, msg: Message) -> None:
+        now = self._clock()
+        topic, partition = env.topic, env.partition
+        with self._lock:
+            self._tracker.remove(topic, partition, env.seq)
+        actual = msg.partition() if msg is not None else partition
+        latency = now - env.sent_at
+        if err is None:
+            if env.probe:
+                threshold = self._policy_for(topic).slow_call.threshold_ms / 1000.0
+                self._manager.probe_result(topic, actual, latency <= threshold)
+            else:
+                self._manager.record(topic, actual, Delivery(True, latency, now))
+            self.counters.delivered += 1
+            if env.callback is not None and not self._only_errors:
+                self._callbacks.put(env.callback, None, msg)
+            else:
+                self._callbacks.wake()
+            return
+        code = err.code()
+        if code in _PURGED and self._rescuing:
+            self._rescue_batch.append(env)  # re-dispatched in order once the purge is drained
+            return
+        if code not in _PURGED:
+            if env.probe:
+                self._manager.probe_result(topic, actual, False)
+            else:
+                self._manager.record(topic, actual, Delivery(False, latency, now, code, err.retriable()))
+            if code in _RESCUABLE and self._may_rescue(env):
+                with self._lock:
+                    self._rescue_one(env, "timeout")
+                return
+        self.counters.failed += 1
+        if env.callback is not None:
+            self._callbacks.put(env.callback, err, msg)
+        else:
+            self._callbacks.wake()
+
+    def _may_rescue(self, env: _Envelope) -> bool:
+        if env.explicit or self._transactional or env.rescues >= _MAX_RESCUES:
+            return False
+        policy = self._policy_for(env.topic)
+        if not policy.rescue.enabled:
+            return False
+        return env.home is None or policy.keyed_policy == "reroute"
+
+    def _rescue_one(self, env: _Envelope, why: str) -> None:
+        """Re-send a timed-out message to a writable partition other than its own, if there is one."""
+        snap = self._manager.snapshot(env.topic)
+        target = None
+        if snap is not None:
+            if env.home is not None:
+                target = reroute_partition(env.key, env.home, snap)
+            else:
+                target = self._partitioner.partition(env.topic, None, env.size, snap)
+        if target is None or target < 0 or target == env.partition:
+            err = KafkaError(KafkaError._MSG_TIMED_OUT, "message timed out and no other partition is writable")
+            self._fail(env, err, env.partition)
+            return
+        self._move(env, target, why)
+
+    def _move(self, env: _Envelope, target: int, why: str) -> None:
+        env.rescues += 1
+        env.probe = False
+        if env.origin is None:
+            env.origin = env.partition
+        header = self._policy_for(env.topic).rescue.header
+        if header:
+            env.headers = _with_header(env.headers, header, str(env.origin).encode())
+        self.counters.rescued += 1
+        try:
+            self._send(env, target)
+        except BufferError:
+            self._retry.append(env)
+        log.debug("message_rescued", topic=env.topic, partition=env.origin, to_partition=target, why=why)
+
+    # -- driver thread ---------------------------------------------------------------------------------------
+
+    def _drive(self) -> None:
+        next_tick = 0.0
+        try:
+            while not self._stop.is_set():
+                self._inner.poll(self._tick_s / 2)
+                now = self._clock()
+                if now >= next_tick:
+                    next_tick = now + self._tick_s
+                    self._tick(now)
+        except BaseException as err:  # surfaced to the application on its next poll/flush
+            self._driver_error = err
+            log.error("driver_thread_failed", producer=self.name, error=repr(err))
+            self._callbacks.wake()
+
+    def _raise_driver_error(self) -> None:
+        if self._driver_error is not None:
+            from mutepro.errors import MuteproError
+
+            raise MuteproError(f"the MuteProducer driver thread failed: {self._driver_error!r}") from self._driver_error
+
+    def _tick(self, now: float) -> None:
+        self._load_metadata(now)
+        opened = self._manager.evaluate(self._tracker.load, self._stats)
+        if opened:
+            self._rescue(opened)
+        if self._holds:
+            self._release_holds()
+        if self._retry:
+            self._resend_retries()
+        self._refresh_weights(now)
+
+    def _load_metadata(self, now: float) -> None:
+        due = [t for t in self._manager.known_topics() if now - self._topic_checked.get(t, 0.0) > _METADATA_REFRESH_S]
+        wanted = list(self._wanted_topics)
+        for topic in {*wanted, *due}:
+            self._topic_checked[topic] = now
+            try:
+                md = self._inner.list_topics(topic, timeout=1.0)
+            except KafkaException as err:
+                log.debug("metadata_unavailable", topic=topic, error=str(err))
+                continue
+            tmd = md.topics.get(topic)
+            if tmd is None or tmd.error is not None or not tmd.partitions:
+                continue
+            leaders = {p: pm.leader for p, pm in tmd.partitions.items()}
+            self._manager.ensure_topic(topic, len(tmd.partitions), leaders)
+            self._wanted_topics.discard(topic)
+
+    def _refresh_weights(self, now: float) -> None:
+        last = getattr(self, "_weights_at", 0.0)
+        if now - last < _WEIGHTS_REFRESH_S:
+            return
+        self._weights_at = now
+        for topic in self._manager.known_topics():
+            if self._policy_for(topic).partitioner.adaptive:
+                self._manager.refresh_weights(topic, self._tracker.counts(topic))
+
+    def _rescue(self, opened: list[tuple[str, int]]) -> None:
+        """Purge librdkafka's queues and re-send what was queued, routed around the newly muted partitions."""
+        if self._transactional:
+            log.warning("rescue_skipped", reason="transactional producer", partitions=opened)
+            return
+        with self._lock:
+            self._rescuing = True
+            self._rescue_batch = []
+            try:
+                self._inner.purge(in_queue=True, in_flight=False, blocking=True)
+                while self._inner.poll(0) > 0:
+                    pass
+            finally:
+                self._rescuing = False
+            batch, self._rescue_batch = self._rescue_batch, []
+            moved: dict[tuple[str, int], dict[int, int]] = {}
+            held_back: dict[tuple[str, int], list[_Envelope]] = {}
+            for env in batch:
+                before = env.partition
+                target = self._redispatch(env, held_back)
+                if target is not None and target != before:
+                    counts = moved.setdefault((env.topic, before), {})
+                    counts[target] = counts.get(target, 0) + 1
+            for (topic, home), envs in held_back.items():
+                # purged messages are older than anything held after the mute: they go first, in order
+                queue = self._holds.setdefault((topic, home), deque())
+                queue.extendleft(reversed(envs))
+                self._held_total += len(envs)
+                self.counters.held += len(envs)
+        for (topic, partition), targets in moved.items():
+            log.info(
+                "partition_rescue", topic=topic, partition=partition, broker=self._manager.leader(topic, partition),
+                rescued=sum(targets.values()), to_partitions=targets,
+            )
+        if batch:
+            log.info("rescue_done", purged=len(batch), moved=sum(sum(t.values()) for t in moved.values()))
+
+    def _redispatch(self, env: _Envelope, held_back: dict[tuple[str, int], list[_Envelope]]) -> int | None:
+        """Re-send one purged message; returns its new partition (None if held or failed)."""
+        snap = self._manager.snapshot(env.topic)
+        current = env.partition
+        if env.explicit or snap is None or current not in snap.muted:
+            if env.probe:
+                env.probe = False
+            self.counters.requeued += 1
+            self._resend(env, current)
+            return current
+        env.probe = False
+        policy = self._policy_for(env.topic)
+        if env.home is None:
+            target = self._partitioner.partition(env.topic, None, env.size, snap) if policy.rescue.enabled else None
+            if target is None or target < 0:
+                self._resend(env, current)
+                return current
+            self._move(env, target, "muted")
+            return target
+        keyed = policy.keyed_policy
+        if keyed == "hold":
+            env.partition = env.home
+            held_back.setdefault((env.topic, env.home), []).append(env)
+            return None
+        if keyed == "reroute" and policy.rescue.enabled:
+            target = reroute_partition(env.key, env.home, snap)
+            if target is not None:
+                self._move(env, target, "muted")
+                return target
+        if keyed == "fail":
+            self.counters.muted_fail += 1
+            self._fail(env, KafkaError(KafkaError._STATE, f"mutepro: {env.topic}[{current}] was muted; keyed_policy=fail"), current)
+            return None
+        self._resend(env, current)
+        return current
+
+    def _resend(self, env: _Envelope, partition: int) -> None:
+        try:
+            self._send(env, partition)
+        except BufferError:
+            self._retry.append(env)
+
+    def _resend_retries(self) -> None:
+        with self._lock:
+            while self._retry:
+                env = self._retry[0]
+                try:
+                    self._send(env, env.partition)
+                except BufferError:
+                    return
+                self._retry.popleft()
+
+    def _release_holds(self) -> None:
+        """Release held messages, in order, to partitions that are writable again (one probe if half-open)."""
+        with self._lock:
+            for key in list(self._holds):
+                topic, home = key
+                queue = self._holds[key]
+                snap = self._manager.snapshot(topic)
+                if snap is None:
+                    continue
+                if home in snap.muted:
+                    if queue and home in self._manager.probing(topic) and self._manager.try_probe(topic, home):
+                        env = queue[0]
+                        env.probe = True
+                        self.counters.probes += 1
+                        if not self._release_one(queue, env, home):
+                            env.probe = False
+                    continue
+                released = 0
+                while queue:
+                    if not self._release_one(queue, queue[0], home):
+                        break
+                    released += 1
+                if released:
+                    log.info("hold_released", topic=topic, partition=home, released=released, left=len(queue))
+                if not queue:
+                    del self._holds[key]
+
+    def _release_one(self, queue: deque[_Envelope], env: _Envelope, home: int) -> bool:
+        try:
+            self._send(env, home)
+        except BufferError:
+            return False
+        queue.popleft()
+        self._held_total -= 1
+        self.counters.released += 1
+        return True
+
+    # -- librdkafka callbacks (driver thread) -------------------------------------------------------------
+
+    def _on_stats(self, raw: str) -> None:
+        try:
+            snap = parse_stats(raw)
+        except StatsParseError as err:
+            log.debug("stats_unparsable", error=str(err))
+        else:
+            self._stats = snap
+            by_topic: dict[str, dict[int, int]] = {}
+            for (topic, p), ps in snap.partitions.items():
+                if ps.leader >= 0:
+                    by_topic.setdefault(topic, {})[p] = ps.leader
+            for topic, leaders in by_topic.items():
+                self._manager.update_leaders(topic, leaders)
+        if self._user_stats_cb is not None:
+            self._callbacks.put(self._user_stats_cb, raw)
+
+    def _on_error(self, err: KafkaError) -> None:
+        log.warning("client_error", producer=self.name, error=str(err), code=err.code())
+        if self._user_error_cb is not None:
+            self._callbacks.put(self._user_error_cb, err)
+
+    def _on_throttle(self, event: Any) -> None:
+        if self._user_throttle_cb is not None:
+            self._callbacks.put(self._user_throttle_cb, event)
+
+    def _on_mute_event(self, event: MuteEvent) -> None:
+        if event.kind in ("mute", "remute"):
+            self.counters.mutes += 1
+        elif event.kind == "unmute":
+            self.counters.unmutes += 1
+
+    def _check_policy_against(self, timeout_ms: int) -> None:
+        policies: Iterable[TopicPolicy]
+        if isinstance(self._policy, Policy):
+            policies = [self._policy.defaults, *self._policy.topics.values()]
+        else:
+            policies = [self._policy]
+        for tp in policies:
+            if tp.slow_call.enabled and tp.slow_call.threshold_ms >= timeout_ms:
+                raise ConfigError(
+                    f"slow_call.threshold_ms: {tp.slow_call.threshold_ms} ms is not below message.timeout.ms "
+                    f"({timeout_ms} ms), so no message could ever be slow before it times out; lower the threshold "
+                    "or raise message.timeout.ms"
+                )
+
+
+def _with_header(headers: Any, name: str, value: bytes) -> list[tuple[str, bytes]]:
+    if headers is None:
+        items: list[tuple[str, Any]] = []
+    elif isinstance(headers, Mapping):
+        items = list(headers.items())
+    else:
+        items = list(headers)
+    items = [(k, v) for k, v in items if k != name]
+    items.append((name, value))
+    return items
+
+
+def _coerce_policy(policy: Any) -> Policy | TopicPolicy:
+    if policy is None:
+        return TopicPolicy()
+    if isinstance(policy, Policy | TopicPolicy):
+        return policy
+    if isinstance(policy, Mapping | str | Path | os.PathLike):
+        from mutepro.policy.loader import load_policy
+
+        return load_policy(policy)
+    raise TypeError(
+        f"policy must be a Policy, a TopicPolicy, a path or a mapping (or None), got {type(policy).__name__}"
+    )
+
+
+_ids = itertools.count(1)
+_live: weakref.WeakSet[MuteProducer] = weakref.WeakSet()
