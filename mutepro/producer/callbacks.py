@@ -48,6 +48,10 @@ class CallbackQueue:
 
         Returns how many ran. An exception from a callback propagates to the caller of ``poll``, as in
         confluent-kafka; the callbacks after it stay queued for the next ``poll``.
+
+        Only the callbacks queued when serving starts run: the driver thread keeps queueing delivery reports,
+        and at 50,000 msg/s with callbacks slower than 20 µs an open-ended drain would never return from
+        ``poll(0)`` (librdkafka's ``rd_kafka_poll`` likewise serves a snapshot of its queue).
         """
         deadline = None if timeout_s is None else time.monotonic() + max(0.0, timeout_s)
         with self._cond:
@@ -56,11 +60,13 @@ class CallbackQueue:
                 if remaining is not None and remaining <= 0:
                     return 0
                 self._cond.wait(remaining)
+            budget = len(self._items)
         served = 0
-        while True:
+        while served < budget:
             try:
                 fn, args = self._items.popleft()
             except IndexError:
-                return served
+                break
             served += 1
             fn(*args)
+        return served
