@@ -54,7 +54,12 @@ _servers: dict[int, Any] = {}
 
 
 class MuteproCollector:
-    """A prometheus_client collector over one producer's counters and mute state."""
+    """A prometheus_client collector over one producer's counters and mute state.
+
+    Register it with :func:`register_prometheus`, not directly: every producer's collector yields the same
+    family names (``mutepro_produced``, ... with a ``producer`` label), and a registry rejects a second
+    collector with names it already has.
+    """
 
     def __init__(self, name: str, read: Callable[[], dict[str, Any]], namespace: str = "mutepro") -> None:
         self._name = name
@@ -85,26 +90,81 @@ class MuteproCollector:
                 outstanding.add_metric([self._name, topic, str(partition)], float(info["outstanding"]))
         yield muted
         yield outstanding
-        held = GaugeMetricFamily(f"{self._ns}_held", "Messages held for muted partitions", labels=["producer"])
+        # Not "<ns>_held": that is the family of the "held" counter (OpenMetrics names a counter family without
+        # its _total suffix), and one name with two types is rejected by OpenMetrics parsers.
+        held = GaugeMetricFamily(
+            f"{self._ns}_held_messages", "Messages held for muted partitions right now", labels=["producer"]
+        )
         held.add_metric([self._name], float(data["held"]))
         yield held
 
 
-def register_prometheus(collector: MuteproCollector, port: int | None) -> None:
-    """Register the collector in the default registry and serve /metrics on ``port`` (once per process)."""
+class _CollectorHub:
+    """The one collector registered per registry: merges every producer's families by name.
+
+    Registering each producer's collector directly fails for the second producer of a process ("Duplicated
+    timeseries": same family names), and would otherwise print each family's HELP/TYPE once per producer.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._members: list[MuteproCollector] = []
+
+    def add(self, collector: MuteproCollector) -> None:
+        with self._lock:
+            if not any(m is collector for m in self._members):
+                self._members.append(collector)
+
+    def remove(self, collector: MuteproCollector) -> None:
+        with self._lock:
+            self._members = [m for m in self._members if m is not collector]
+
+    def describe(self) -> list[Any]:
+        # Names change as producers come and go; describing none keeps the registry from checking them.
+        return []
+
+    def collect(self) -> Iterator[Any]:
+        with self._lock:
+            members = list(self._members)
+        merged: dict[str, Any] = {}
+        for member in members:
+            for fam in member.collect():
+                have = merged.get(fam.name)
+                if have is None:
+                    merged[fam.name] = fam
+                else:
+                    have.samples.extend(fam.samples)
+        yield from merged.values()
+
+
+_hubs: dict[int, tuple[Any, _CollectorHub]] = {}
+
+
+def _hub_for(registry: Any) -> _CollectorHub:
+    entry = _hubs.get(id(registry))
+    if entry is None:
+        hub = _CollectorHub()
+        registry.register(hub)
+        entry = _hubs[id(registry)] = (registry, hub)
+    return entry[1]
+
+
+def register_prometheus(collector: MuteproCollector, port: int | None, registry: Any = None) -> None:
+    """Add the collector to ``registry`` (default: prometheus_client's global one) and serve /metrics on
+    ``port`` (one server per port per process)."""
     from prometheus_client import REGISTRY, start_http_server
 
-    REGISTRY.register(collector)
-    if port is not None:
-        with _registered_lock:
-            if port not in _servers:
-                _servers[port] = start_http_server(port, addr="127.0.0.1")
+    with _registered_lock:
+        _hub_for(REGISTRY if registry is None else registry).add(collector)
+        if port is not None and port not in _servers:
+            _servers[port] = start_http_server(port, addr="127.0.0.1")
 
 
-def unregister_prometheus(collector: MuteproCollector) -> None:
+def unregister_prometheus(collector: MuteproCollector, registry: Any = None) -> None:
+    """Stop exporting the collector (nothing happens if it was never registered)."""
     from prometheus_client import REGISTRY
 
-    try:
-        REGISTRY.unregister(collector)
-    except KeyError:
-        pass
+    with _registered_lock:
+        entry = _hubs.get(id(REGISTRY if registry is None else registry))
+        if entry is not None:
+            entry[1].remove(collector)
