@@ -1,16 +1,80 @@
-"""mutepro: keeps Kafka producers healthy when part of the cluster is not."""
+"""mutepro: keeps Kafka producers healthy when part of the cluster is not.
+
+    from mutepro import MuteProducer, load_policy
+
+    producer = MuteProducer({"bootstrap.servers": "..."})          # drop-in for confluent_kafka.Producer
+    producer = MuteProducer.from_policy("config/minimal.yaml")     # or from a validated YAML policy
+"""
 
 from __future__ import annotations
 
+from mutepro.detect import Delivery, PartitionDetector, PartitionLoad, Verdict
 from mutepro.errors import ClusterError, ConfigError, MutedPartitionError, MuteproError, PrerequisiteError
+from mutepro.mute.breaker import BreakerState, MuteBreaker
+from mutepro.mute.manager import MuteEvent, ProducerMuteManager
+from mutepro.mute.store import BreakerStore, MemoryStore, RedisStore
+from mutepro.partition import MutingPartitioner, MuteView, TopicSnapshot
+from mutepro.policy import (
+    BreakerConfig,
+    BrokerConfig,
+    CongestionConfig,
+    FailureRateConfig,
+    HoldConfig,
+    LoggingConfig,
+    MetricsConfig,
+    PartitionerConfig,
+    Policy,
+    PolicyError,
+    PolicyIssue,
+    RescueConfig,
+    SlowCallConfig,
+    StateConfig,
+    TopicPolicy,
+    WindowConfig,
+    load_policy,
+)
+from mutepro.producer import MuteProducer, ProducerCounters
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "BreakerConfig",
+    "BreakerState",
+    "BreakerStore",
+    "BrokerConfig",
     "ClusterError",
     "ConfigError",
+    "CongestionConfig",
+    "Delivery",
+    "FailureRateConfig",
+    "HoldConfig",
+    "LoggingConfig",
+    "MemoryStore",
+    "MetricsConfig",
+    "MuteBreaker",
+    "MuteEvent",
+    "MuteProducer",
+    "MuteView",
     "MutedPartitionError",
     "MuteproError",
+    "MutingPartitioner",
+    "PartitionDetector",
+    "PartitionLoad",
+    "PartitionerConfig",
+    "Policy",
+    "PolicyError",
+    "PolicyIssue",
     "PrerequisiteError",
+    "ProducerCounters",
+    "ProducerMuteManager",
+    "RedisStore",
+    "RescueConfig",
+    "SlowCallConfig",
+    "StateConfig",
+    "TopicPolicy",
+    "TopicSnapshot",
+    "Verdict",
+    "WindowConfig",
     "__version__",
+    "load_policy",
 ]

@@ -76,13 +76,36 @@ class _Envelope:
     """
 
     __slots__ = (
-        "callback", "explicit", "first_sent_at", "headers", "home", "key", "origin", "owner", "partition", "probe",
-        "rescues", "sent_at", "seq", "size", "timestamp", "topic", "value",
+        "callback",
+        "explicit",
+        "first_sent_at",
+        "headers",
+        "home",
+        "key",
+        "origin",
+        "owner",
+        "partition",
+        "probe",
+        "rescues",
+        "sent_at",
+        "seq",
+        "size",
+        "timestamp",
+        "topic",
+        "value",
     )
 
     def __init__(
-        self, owner: MuteProducer, seq: int, topic: str, value: Any, key: Any, headers: Any, timestamp: int,
-        callback: DeliveryCallback | None, size: int,
+        self,
+        owner: MuteProducer,
+        seq: int,
+        topic: str,
+        value: Any,
+        key: Any,
+        headers: Any,
+        timestamp: int,
+        callback: DeliveryCallback | None,
+        size: int,
     ) -> None:
         self.owner = owner
         self.seq = seq
@@ -198,6 +221,7 @@ class MuteProducer:
         self._retry: deque[_Envelope] = deque()
         self._rescuing = False
         self._rescue_batch: list[_Envelope] = []
+        self._user_purge_at = float("-inf")  # messages sent before the application's last purge() stay purged
         self._wanted_topics: set[str] = set()
         self._topic_checked: dict[str, float] = {}
         self._stats: StatsSnapshot | None = None
@@ -228,10 +252,8 @@ class MuteProducer:
         config (``config`` entries override it), the rest is the mute policy."""
         from mutepro.policy.loader import load_policy
 
-        if len(sources) == 1 and isinstance(sources[0], Policy):
-            policy = sources[0]
-        else:
-            policy = load_policy(*sources)  # type: ignore[arg-type]
+        single = sources[0] if len(sources) == 1 else None
+        policy = single if isinstance(single, Policy) else load_policy(*sources)  # type: ignore[arg-type]
         client = policy.client
         client.update(config or {})
         if "bootstrap.servers" not in client:
@@ -263,33 +285,45 @@ class MuteProducer:
         if not isinstance(topic, str):
             raise TypeError(f"topic must be a str, got {type(topic).__name__}")
         env = _Envelope(
-            self, next(self._seq), topic, value, key, headers, timestamp,
-            on_delivery or callback or self._user_on_delivery, _message_size(value, key),
+            self,
+            next(self._seq),
+            topic,
+            value,
+            key,
+            headers,
+            timestamp,
+            on_delivery or callback or self._user_on_delivery,
+            _message_size(value, key),
         )
         with self._lock:
             if self._closed:
                 raise RuntimeError("produce() on a closed MuteProducer")
             try:
+                snap = self._manager.snapshot(topic)
+                if snap is None:
+                    # Metadata not known yet: the driver thread loads it in the background; meanwhile librdkafka
+                    # partitions the message exactly as the plain client would.
+                    self._wanted_topics.add(topic)
                 if partition is not None and partition >= 0:
                     env.explicit = True
                     self._send(env, partition)
+                elif snap is None:
+                    self._send(env, UNASSIGNED)
                 else:
-                    snap = self._manager.snapshot(topic)
-                    if snap is None:
-                        # Metadata not known yet: librdkafka partitions it exactly as the plain client would,
-                        # while the driver thread loads the topic's metadata in the background.
-                        self._wanted_topics.add(topic)
-                        self._send(env, UNASSIGNED)
-                    else:
-                        self._route(env, snap)
+                    self._route(env, snap)
             except BufferError:
                 self.counters.buffer_errors += 1
                 raise
             self.counters.produced += 1
 
     def produce_batch(
-        self, topic: str, messages: list[dict[str, Any]], partition: int = -1,
-        on_delivery: DeliveryCallback | None = None, timestamp: int = 0, **kwargs: Any,
+        self,
+        topic: str,
+        messages: list[dict[str, Any]],
+        partition: int = -1,
+        on_delivery: DeliveryCallback | None = None,
+        timestamp: int = 0,
+        **kwargs: Any,
     ) -> int:
         """Produce a list of message dicts (``value``, ``key``, ``partition``, ``timestamp``, ``headers``,
         ``callback``); returns how many were accepted. Rejected dicts get an ``_error`` entry, as in
@@ -299,8 +333,13 @@ class MuteProducer:
         for m in messages:
             try:
                 self.produce(
-                    topic, m.get("value"), m.get("key"), m.get("partition", partition),
-                    m.get("callback", cb), m.get("timestamp", timestamp), m.get("headers"),
+                    topic,
+                    m.get("value"),
+                    m.get("key"),
+                    m.get("partition", partition),
+                    m.get("callback", cb),
+                    m.get("timestamp", timestamp),
+                    m.get("headers"),
                 )
                 accepted += 1
             except BufferError:
@@ -335,6 +374,7 @@ class MuteProducer:
         Purged messages get a delivery report with ``_PURGE_QUEUE`` / ``_PURGE_INFLIGHT`` on the next poll.
         """
         with self._lock:
+            self._user_purge_at = self._clock()
             self._inner.purge(in_queue=in_queue, in_flight=in_flight, blocking=blocking)
             if in_queue:
                 for (topic, p), queue in list(self._holds.items()):
@@ -536,7 +576,12 @@ class MuteProducer:
         self._tracker.add(env.topic, partition, env.seq, now, env.size)
         try:
             self._inner.produce(
-                env.topic, env.value, env.key, partition=partition, on_delivery=env, timestamp=env.timestamp,
+                env.topic,
+                env.value,
+                env.key,
+                partition=partition,
+                on_delivery=env,
+                timestamp=env.timestamp,
                 headers=env.headers,
             )
         except BaseException:
@@ -592,8 +637,15 @@ class MuteProducer:
                 self._callbacks.wake()
             return
         code = err.code()
-        if code in _PURGED and self._rescuing:
-            self._rescue_batch.append(env)  # re-dispatched in order once the purge is drained
+        if code in _PURGED and env.sent_at > self._user_purge_at:
+            # Purged by our own rescue, not by the application's purge(): re-dispatch. Reports drained inside
+            # the rescue are batched (and re-sent in their original order); a straggler served after the drain
+            # is re-sent on its own.
+            if self._rescuing:
+                self._rescue_batch.append(env)
+            else:
+                with self._lock:
+                    self._redispatch_late(env)
             return
         if code not in _PURGED:
             if env.probe:
@@ -738,8 +790,12 @@ class MuteProducer:
                 self.counters.held += len(envs)
         for (topic, partition), targets in moved.items():
             log.info(
-                "partition_rescue", topic=topic, partition=partition, broker=self._manager.leader(topic, partition),
-                rescued=sum(targets.values()), to_partitions=targets,
+                "partition_rescue",
+                topic=topic,
+                partition=partition,
+                broker=self._manager.leader(topic, partition),
+                rescued=sum(targets.values()),
+                to_partitions=targets,
             )
         if batch:
             log.info("rescue_done", purged=len(batch), moved=sum(sum(t.values()) for t in moved.values()))
@@ -775,10 +831,23 @@ class MuteProducer:
                 return target
         if keyed == "fail":
             self.counters.muted_fail += 1
-            self._fail(env, KafkaError(KafkaError._STATE, f"mutepro: {env.topic}[{current}] was muted; keyed_policy=fail"), current)
+            self._fail(
+                env,
+                KafkaError(KafkaError._STATE, f"mutepro: {env.topic}[{current}] was muted; keyed_policy=fail"),
+                current,
+            )
             return None
         self._resend(env, current)
         return current
+
+    def _redispatch_late(self, env: _Envelope) -> None:
+        held_back: dict[tuple[str, int], list[_Envelope]] = {}
+        self._redispatch(env, held_back)
+        for (topic, home), envs in held_back.items():
+            queue = self._holds.setdefault((topic, home), deque())
+            queue.extendleft(reversed(envs))
+            self._held_total += len(envs)
+            self.counters.held += len(envs)
 
     def _resend(self, env: _Envelope, partition: int) -> None:
         try:

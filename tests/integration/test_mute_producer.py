@@ -1,0 +1,324 @@
+"""MuteProducer against the real cluster under real faults: muting, keyed policies, accounting, parity."""
+
+from __future__ import annotations
+
+import threading
+from collections import defaultdict
+from typing import Any
+
+import pytest
+from _producer_helpers import BackgroundLoad, Ledger, consume_all, wait_for
+from confluent_kafka import KafkaError, KafkaException, Producer
+
+from mutepro.cluster.launcher import LocalCluster
+from mutepro.partition.hashing import key_partitioner
+from mutepro.producer import MuteProducer
+
+pytestmark = pytest.mark.integration
+
+# Broker 2 (rack-b) leads partitions 1 and 4 of every RF=1 topic made with this assignment.
+RF1 = [[1], [2], [3], [1], [2], [3]]
+ON_BROKER_2 = {1, 4}
+
+
+def _policy(**defaults: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {"slow_call": {"threshold_ms": 500}, "breaker": {"retry_interval_ms": 60_000}}
+    for key, value in defaults.items():
+        base[key] = {**base.get(key, {}), **value} if isinstance(value, dict) else value
+    return {"defaults": base}
+
+
+def _muted(producer: MuteProducer, topic: str) -> set[int]:
+    return set(producer.mute_manager.muted_partitions().get(topic, []))
+
+
+def _warm(producer: MuteProducer, topic: str, ledger: Ledger, n: int = 60) -> None:
+    """Send a few messages to every partition so metadata, connections and windows are established."""
+    for i in range(n):
+        producer.produce(topic, value=f"w{i}|warm".encode(), partition=i % 6, on_delivery=ledger.callback)
+    assert producer.flush(30) == 0
+    assert wait_for(lambda: producer.mute_manager.snapshot(topic) is not None, 15, step=lambda: producer.poll(0.1))
+
+
+class TestStalledBroker:
+    def test_stalled_partitions_muted_and_healthy_ones_keep_receiving(
+        self, kafka_cluster: LocalCluster, topic_factory
+    ) -> None:
+        """With broker 2 stopped, its partitions are muted and new messages are delivered to the others."""
+        topic = topic_factory(replica_assignment=RF1)
+        ledger = Ledger()
+        producer = MuteProducer(kafka_cluster.client_config(**{"linger.ms": 5}), policy=_policy())
+        _warm(producer, topic, ledger)
+        with kafka_cluster.stalled(2), BackgroundLoad(producer, topic, ledger, rate=400) as load:
+            assert wait_for(lambda: _muted(producer, topic) >= ON_BROKER_2, 30, step=lambda: producer.poll(0.1))
+            mark = len(load.sent)
+            assert wait_for(lambda: len(load.sent) >= mark + 400, 30, step=lambda: producer.poll(0.1))
+            after = load.sent[mark : mark + 400]
+            assert wait_for(lambda: all(m in ledger.delivered for m in after), 30, step=lambda: producer.poll(0.1)), (
+                "messages sent after the mute must be delivered while broker 2 is still stopped"
+            )
+            assert {ledger.delivered[m] for m in after}.isdisjoint(ON_BROKER_2)
+            load.stop()
+            assert load.buffer_errors == 0
+        assert producer.flush(60) == 0
+        # every accepted message got exactly one final report, none failed, all are in Kafka
+        assert ledger.reports == len(load.sent) + 60
+        assert ledger.failed == {}
+        records = consume_all(kafka_cluster.bootstrap_servers, topic, len(ledger.delivered))
+        assert {m.value().decode().split("|", 1)[0] for m in records} == set(ledger.delivered)
+        events = [e for e in producer.mute_manager.events if e.kind == "mute" and e.topic == topic]
+        assert {e.partition for e in events} >= ON_BROKER_2
+        assert all(e.broker == 2 for e in events if e.partition in ON_BROKER_2)
+        producer.close()
+
+    def test_limping_broker_is_detected_by_slow_calls(self, kafka_cluster: LocalCluster, topic_factory) -> None:
+        """A broker stopped 80% of every second is muted for slow calls, not failures."""
+        topic = topic_factory(replica_assignment=RF1)
+        ledger = Ledger()
+        producer = MuteProducer(kafka_cluster.client_config(**{"linger.ms": 5}), policy=_policy())
+        _warm(producer, topic, ledger)
+        with (
+            kafka_cluster.limping(2, duty=0.8, period_s=1.0, max_duration_s=60),
+            BackgroundLoad(producer, topic, ledger, rate=300),
+        ):
+            assert wait_for(lambda: _muted(producer, topic) & ON_BROKER_2, 40, step=lambda: producer.poll(0.1))
+        mutes = [e for e in producer.mute_manager.events if e.kind == "mute" and e.partition in ON_BROKER_2]
+        assert mutes and mutes[0].reason == "slow_call"
+        assert producer.flush(60) == 0
+        assert ledger.failed == {}
+        producer.close()
+
+
+class TestKilledBroker:
+    def test_unmute_after_leadership_moves(self, kafka_cluster: LocalCluster, topic_factory) -> None:
+        """RF=3: the killed leader's partitions are muted, then unmuted when leadership moves to a live broker."""
+        topic = topic_factory(replica_assignment=[[2, 1, 3], [1, 2, 3], [3, 1, 2], [2, 3, 1], [1, 3, 2], [3, 2, 1]])
+        led_by_2 = {0, 3}
+        ledger = Ledger()
+        conf = kafka_cluster.client_config(**{"linger.ms": 5, "acks": "1", "topic.metadata.refresh.interval.ms": 2000})
+        producer = MuteProducer(
+            conf, policy=_policy(breaker={"retry_interval_ms": 120_000, "max_retry_interval_ms": 120_000})
+        )
+        _warm(producer, topic, ledger)
+        with kafka_cluster.killed(2), BackgroundLoad(producer, topic, ledger, rate=200):
+            assert wait_for(lambda: _muted(producer, topic) >= led_by_2, 30, step=lambda: producer.poll(0.1))
+
+            def unmuted_by_leader_move() -> bool:
+                moved = {
+                    e.partition
+                    for e in producer.mute_manager.events
+                    if e.kind == "unmute" and e.topic == topic and e.reason.startswith("leader_moved")
+                }
+                return moved >= led_by_2
+
+            assert wait_for(unmuted_by_leader_move, 60, step=lambda: producer.poll(0.1))
+            assert not (_muted(producer, topic) & led_by_2)
+            assert {producer.mute_manager.leader(topic, p) for p in led_by_2} <= {1, 3}
+        assert producer.flush(60) == 0
+        assert ledger.failed == {}
+        producer.close()
+
+
+class TestKeyedPolicies:
+    def test_hold_preserves_per_key_order_across_a_stall(self, kafka_cluster: LocalCluster, topic_factory) -> None:
+        """keyed_policy=hold: every key's sequence numbers are consumed complete and in order after a stall."""
+        topic = topic_factory(replica_assignment=RF1)
+        ledger = Ledger()
+        policy = _policy(keyed_policy="hold", breaker={"retry_interval_ms": 1000, "half_open_probes": 2})
+        producer = MuteProducer(kafka_cluster.client_config(**{"linger.ms": 5}), policy=policy)
+        _warm(producer, topic, ledger)
+        keys = [f"key-{i}".encode() for i in range(40)]
+        with BackgroundLoad(producer, topic, ledger, rate=300, keys=keys, max_s=60) as load:
+            with kafka_cluster.stalled(2):
+                assert wait_for(lambda: _muted(producer, topic) >= ON_BROKER_2, 30, step=lambda: producer.poll(0.1))
+                assert wait_for(lambda: producer.held(topic) > 50, 30, step=lambda: producer.poll(0.1))
+            assert wait_for(lambda: not _muted(producer, topic), 60, step=lambda: producer.poll(0.1))
+            load.stop()
+        assert producer.flush(60) == 0
+        assert ledger.failed == {}
+        assert producer.counters.released > 0
+        records = consume_all(kafka_cluster.bootstrap_servers, topic, len(ledger.delivered))
+        seen: dict[str, list[int]] = defaultdict(list)
+        for msg in records:
+            parts = msg.value().decode().split("|")
+            if len(parts) == 3:
+                seen[parts[1]].append(int(parts[2]))
+        assert seen, "keyed messages were consumed"
+        for key, seqs in seen.items():
+            assert seqs == list(range(load.sequence[key.encode()])), f"{key}: order or completeness broken"
+        producer.close()
+
+    def test_reroute_moves_only_the_muted_partitions_keys(self, kafka_cluster: LocalCluster, topic_factory) -> None:
+        """keyed_policy=reroute: keys homed on muted partitions move (always to the same place); others stay."""
+        topic = topic_factory(replica_assignment=RF1)
+        ledger = Ledger()
+        producer = MuteProducer(kafka_cluster.client_config(**{"linger.ms": 5}), policy=_policy(keyed_policy="reroute"))
+        _warm(producer, topic, ledger)
+        home = key_partitioner("consistent_random")
+        keys = [f"user-{i}".encode() for i in range(60)]
+        producer.mute_manager.mute(topic, 1)
+        producer.mute_manager.mute(topic, 4)
+        placed: dict[bytes, set[int]] = defaultdict(set)
+
+        def record(err: KafkaError | None, msg: Any) -> None:
+            assert err is None
+            placed[msg.key()].add(msg.partition())
+
+        for _ in range(3):
+            for key in keys:
+                producer.produce(topic, value=b"v", key=key, on_delivery=record)
+        assert producer.flush(30) == 0
+        for key in keys:
+            expected_home = home(key, 6)
+            assert len(placed[key]) == 1, f"{key!r} must always go to the same partition"
+            (got,) = placed[key]
+            if expected_home in ON_BROKER_2:
+                assert got not in ON_BROKER_2
+            else:
+                assert got == expected_home
+        moved = [k for k in keys if home(k, 6) in ON_BROKER_2]
+        assert moved and producer.counters.rerouted == 3 * len(moved)
+        # after unmute every key goes home again
+        producer.mute_manager.unmute(topic, 1)
+        producer.mute_manager.unmute(topic, 4)
+        placed.clear()
+        for key in keys:
+            producer.produce(topic, value=b"v", key=key, on_delivery=record)
+        assert producer.flush(30) == 0
+        assert all(placed[k] == {home(k, 6)} for k in keys)
+        producer.close()
+
+    def test_fail_reports_at_once(self, kafka_cluster: LocalCluster, topic_factory) -> None:
+        """keyed_policy=fail: a keyed message for a muted partition gets a muted error on the next poll."""
+        topic = topic_factory(replica_assignment=RF1)
+        ledger = Ledger()
+        producer = MuteProducer(kafka_cluster.client_config(), policy=_policy(keyed_policy="fail"))
+        _warm(producer, topic, ledger)
+        key = next(
+            f"k{i}".encode() for i in range(1000) if key_partitioner("consistent_random")(f"k{i}".encode(), 6) == 4
+        )
+        with kafka_cluster.stalled(2):
+            producer.mute_manager.mute(topic, 4)
+            got: list[KafkaError] = []
+            producer.produce(topic, value=b"v", key=key, on_delivery=lambda err, msg: got.append(err))
+            assert producer.poll(5) == 1  # reported at once although broker 2 answers nothing
+        assert got and got[0].code() == KafkaError._STATE and "muted" in got[0].str()
+        assert producer.counters.muted_fail == 1
+        assert producer.flush(30) == 0
+        producer.close()
+
+
+class TestDropIn:
+    @pytest.mark.parametrize("partitioner", ["consistent_random", "murmur2_random", "consistent", "murmur2", "fnv1a"])
+    def test_keyed_partitions_equal_plain_librdkafka(
+        self, kafka_cluster: LocalCluster, topic_factory, partitioner: str
+    ) -> None:
+        """For each partitioner setting, MuteProducer puts every key where plain librdkafka does."""
+        topic = topic_factory(partitions=7, replication_factor=1)
+        conf = kafka_cluster.client_config(partitioner=partitioner)
+        keys = [f"key-{i}".encode() for i in range(300)] + [b""]
+        plain_at: dict[bytes, int] = {}
+        mute_at: dict[bytes, int] = {}
+        plain = Producer(conf)
+        for k in keys:
+            plain.produce(
+                topic, value=b"p", key=k, on_delivery=lambda e, m: plain_at.__setitem__(m.key(), m.partition())
+            )
+        assert plain.flush(30) == 0
+        producer = MuteProducer(conf)
+        producer.produce(topic, value=b"warm", partition=0)
+        assert producer.flush(30) == 0
+        assert wait_for(lambda: producer.mute_manager.snapshot(topic) is not None, 15, step=lambda: producer.poll(0.1))
+        for k in keys:
+            producer.produce(
+                topic, value=b"m", key=k, on_delivery=lambda e, m: mute_at.__setitem__(m.key(), m.partition())
+            )
+        assert producer.flush(30) == 0
+        deterministic = [k for k in keys if key_partitioner(partitioner)(k, 7) is not None]
+        assert len(deterministic) >= 300
+        assert {k: mute_at[k] for k in deterministic} == {k: plain_at[k] for k in deterministic}
+        producer.close()
+
+    def test_same_api_and_same_exceptions(self, kafka_cluster: LocalCluster, topic_factory) -> None:
+        """produce/poll/flush/len/list_topics/purge behave like confluent_kafka.Producer, errors included."""
+        topic = topic_factory(partitions=3, replication_factor=1)
+        conf = kafka_cluster.client_config()
+        original = dict(conf)
+        with pytest.raises(KafkaException) as plain_err:
+            Producer({**conf, "no.such.setting": 1})
+        with pytest.raises(KafkaException) as mute_err:
+            MuteProducer({**conf, "no.such.setting": 1})
+        assert mute_err.value.args[0].code() == plain_err.value.args[0].code()
+        with MuteProducer(conf) as producer:
+            assert conf == original, "the caller's config dict is never modified"
+            with pytest.raises(TypeError):
+                producer.produce(123, value=b"x")  # type: ignore[arg-type]
+            ledger = Ledger()
+            producer.produce(topic, b"0|a", partition=2, on_delivery=ledger.callback)
+            producer.produce(
+                topic,
+                value=b"1|b",
+                key=b"k",
+                headers=[("h", b"v")],
+                timestamp=1_700_000_000_000,
+                callback=ledger.callback,
+            )
+            assert (
+                producer.produce_batch(
+                    topic, [{"value": b"2|c"}, {"value": b"3|d", "key": b"z"}], on_delivery=ledger.callback
+                )
+                == 2
+            )
+            assert len(producer) >= 1
+            assert producer.flush(30) == 0 and len(producer) == 0
+            assert ledger.delivered["0"] == 2 and len(ledger.delivered) == 4
+            assert ledger.callback_threads == {threading.get_ident()}, "callbacks run on the polling thread"
+            assert topic in producer.list_topics(topic, timeout=10).topics
+            producer.purge()
+            assert producer.poll(0) == 0
+
+    def test_stats_and_error_callbacks_still_reach_the_application(self, kafka_cluster: LocalCluster) -> None:
+        """The user's stats_cb is served from poll() with librdkafka's JSON, as with the plain client."""
+        seen: list[str] = []
+        producer = MuteProducer(kafka_cluster.client_config(**{"statistics.interval.ms": 200, "stats_cb": seen.append}))
+        assert wait_for(lambda: bool(seen), 15, step=lambda: producer.poll(0.1))
+        assert seen[0].startswith("{") and '"brokers"' in seen[0]
+        producer.close()
+
+
+class TestPolicyFromYaml:
+    def test_yaml_threshold_decides_whether_a_stall_mutes(
+        self, kafka_cluster: LocalCluster, topic_factory, tmp_path
+    ) -> None:
+        """slow_call.threshold_ms from YAML drives muting: 300 ms mutes during a stall, 120 s does not."""
+        topic = topic_factory(replica_assignment=RF1)
+        for threshold in (300, 120_000):
+            path = tmp_path / f"policy-{threshold}.yaml"
+            path.write_text(
+                "client:\n  bootstrap.servers: ${BOOT}\n  linger.ms: 5\n"
+                f"defaults:\n  slow_call:\n    threshold_ms: {threshold}\n"
+                "  congestion:\n    enabled: false\n  breaker:\n    retry_interval_ms: 60000\n"
+            )
+        import os
+
+        os.environ["BOOT"] = kafka_cluster.bootstrap_servers
+        fast = MuteProducer.from_policy(tmp_path / "policy-300.yaml")
+        slow = MuteProducer.from_policy(tmp_path / "policy-120000.yaml")
+        fast_ledger, slow_ledger = Ledger(), Ledger()
+        _warm(fast, topic, fast_ledger)
+        _warm(slow, topic, slow_ledger)
+        with (
+            kafka_cluster.stalled(2),
+            BackgroundLoad(fast, topic, fast_ledger, rate=200),
+            BackgroundLoad(slow, topic, slow_ledger, rate=200),
+        ):
+            assert wait_for(
+                lambda: _muted(fast, topic) >= ON_BROKER_2, 30, step=lambda: fast.poll(0.05) + slow.poll(0.05)
+            )
+            slow_muted = _muted(slow, topic)
+        mute = next(e for e in fast.mute_manager.events if e.kind == "mute" and e.partition in ON_BROKER_2)
+        assert mute.detail["threshold_s"] == 0.3
+        assert slow_muted == set()
+        assert fast.flush(60) == 0 and slow.flush(60) == 0
+        fast.close()
+        slow.close()
