@@ -13,7 +13,7 @@ from mutepro.errors import ClusterError, ConfigError, MutedPartitionError, Mutep
 from mutepro.mute.breaker import BreakerState, MuteBreaker
 from mutepro.mute.manager import MuteEvent, ProducerMuteManager
 from mutepro.mute.store import BreakerStore, MemoryStore, RedisStore
-from mutepro.partition import MutingPartitioner, MuteView, TopicSnapshot
+from mutepro.partition import MuteView, MutingPartitioner, TopicSnapshot
 from mutepro.policy import (
     BreakerConfig,
     BrokerConfig,
