@@ -48,7 +48,7 @@ class MuteEvent:
 
 
 class _Partition:
-    __slots__ = ("breaker", "detectors", "leader", "muted_leader", "partition")
+    __slots__ = ("breaker", "detectors", "forced_by", "leader", "muted_leader", "partition")
 
     def __init__(self, partition: int, breaker: MuteBreaker, detectors: list[PartitionDetector]) -> None:
         self.partition = partition
@@ -56,6 +56,9 @@ class _Partition:
         self.detectors = detectors
         self.leader = -1
         self.muted_leader = -1
+        # The broker whose manual mute (mute_broker) forced this partition open; None for a partition muted by
+        # hand on its own, so unmute_broker does not lift a mute the user asked for separately.
+        self.forced_by: int | None = None
 
 
 class _Topic:
@@ -84,6 +87,7 @@ class ProducerMuteManager:
         policy_for: Callable[[str], TopicPolicy],
         *,
         clock: Clock = time.monotonic,
+        wall_clock: Clock = time.time,
         store: BreakerStore | None = None,
         detector_factory: DetectorFactory = build_detectors,
         on_event: Callable[[MuteEvent], None] | None = None,
@@ -91,6 +95,7 @@ class ProducerMuteManager:
     ) -> None:
         self._policy_for = policy_for
         self._clock = clock
+        self._wall_clock = wall_clock
         self._store = store if store is not None else MemoryStore()
         self._detector_factory = detector_factory
         self._on_event = on_event
@@ -104,6 +109,9 @@ class ProducerMuteManager:
         self._broker_verdicts: dict[int, Verdict] = {}
         self._forced_brokers: set[int] = set()
         self._pending_open: list[tuple[str, int]] = []
+        # Breakers being reset by _replace_breaker: their intermediate transitions (adopting the old shared
+        # record, force_open + release) are bookkeeping, not mute decisions, so they emit no events.
+        self._silenced: set[str] = set()
         self.events: list[MuteEvent] = []  # bounded history for inspection (last 1,000)
 
     # -- read side ------------------------------------------------------------------------------------
@@ -170,39 +178,45 @@ class ProducerMuteManager:
 
     def mute(self, topic: str, partition: int, reason: str = "manual") -> None:
         """Mute a partition by hand; it stays muted until :meth:`unmute` (detectors and probes are ignored)."""
-        part = self._require(topic, partition)
-        part.muted_leader = part.leader
-        part.breaker.force_open(reason)
-        self._queue_open(topic, partition)
-        self._rebuild(topic)
+        with self._lock:
+            part = self._require(topic, partition)
+            part.muted_leader = part.leader
+            part.forced_by = None
+            part.breaker.force_open(reason)
+            self._queue_open(topic, partition)
+            self._rebuild(topic)
 
     def unmute(self, topic: str, partition: int) -> None:
         """Lift a mute: a manual one is released, a detected one is closed at once (fresh windows)."""
-        part = self._require(topic, partition)
-        if part.breaker.state is BreakerState.FORCED_OPEN:
-            part.breaker.release()
-        elif part.breaker.state is not BreakerState.CLOSED:
-            self._replace_breaker(topic, part, "manual_unmute")
-        self._rebuild(topic)
+        with self._lock:
+            part = self._require(topic, partition)
+            part.forced_by = None
+            if part.breaker.state is BreakerState.FORCED_OPEN:
+                part.breaker.release()
+            elif part.breaker.state is not BreakerState.CLOSED:
+                self._replace_breaker(topic, part, "manual_unmute")
+            self._rebuild(topic)
 
     def mute_broker(self, broker_id: int) -> None:
         """Mute every partition led by ``broker_id`` until :meth:`unmute_broker`."""
-        self._forced_brokers.add(broker_id)
-        for name, t in list(self._topics.items()):
-            for p, part in t.partitions.items():
-                if part.leader == broker_id and part.breaker.state is not BreakerState.FORCED_OPEN:
-                    part.muted_leader = broker_id
-                    part.breaker.force_open(f"broker {broker_id} muted by hand")
-                    self._queue_open(name, p)
-            self._rebuild(name)
+        with self._lock:
+            self._forced_brokers.add(broker_id)
+            for name, t in list(self._topics.items()):
+                for part in t.partitions.values():
+                    if part.leader == broker_id:
+                        self._force_for_broker(t, part, broker_id)
+                self._rebuild(name)
 
     def unmute_broker(self, broker_id: int) -> None:
-        self._forced_brokers.discard(broker_id)
-        for name, t in list(self._topics.items()):
-            for part in t.partitions.values():
-                if part.muted_leader == broker_id and part.breaker.state is BreakerState.FORCED_OPEN:
-                    part.breaker.release()
-            self._rebuild(name)
+        """Lift :meth:`mute_broker`; partitions muted by hand one by one (:meth:`mute`) stay muted."""
+        with self._lock:
+            self._forced_brokers.discard(broker_id)
+            for name, t in list(self._topics.items()):
+                for part in t.partitions.values():
+                    if part.forced_by == broker_id and part.breaker.state is BreakerState.FORCED_OPEN:
+                        part.forced_by = None
+                        part.breaker.release()
+                self._rebuild(name)
 
     # -- driver-thread API ------------------------------------------------------------------------------
 
@@ -220,9 +234,10 @@ class ProducerMuteManager:
             self._rebuild(topic)
 
     def update_leaders(self, topic: str, leaders: Mapping[int, int]) -> None:
-        t = self._topics.get(topic)
-        if t is not None:
-            self._apply_leaders(t, leaders)
+        with self._lock:
+            t = self._topics.get(topic)
+            if t is not None:
+                self._apply_leaders(t, leaders)
 
     def record(self, topic: str, partition: int, delivery: Delivery) -> None:
         """Feed one final delivery report of a non-probe message to the partition's detectors."""
@@ -306,6 +321,7 @@ class ProducerMuteManager:
             clock=self._clock,
             store=self._store,
             on_transition=self._on_transition,
+            wall_clock=self._wall_clock,
             sync_interval_s=1.0,
         )
         breaker.tick()  # adopt a state other processes already published (shared store)
@@ -315,10 +331,16 @@ class ProducerMuteManager:
         """A fresh CLOSED breaker and fresh windows (leadership moved, or unmuted by hand)."""
         old = part.breaker.snapshot()
         t = self._topics[topic]
-        fresh = self._new_partition(topic, part.partition, t.policy)
-        # the fresh breaker must not re-adopt the old shared record: publish closed by closing via force/release
-        fresh.breaker.force_open("reset")
-        fresh.breaker.release()
+        self._silenced.add(old.name)
+        try:
+            fresh = self._new_partition(topic, part.partition, t.policy)
+            # The fresh breaker adopts the old shared record on its first tick (still open); force + release
+            # publishes "closed" with a newer version, so this and every other process sharing the store close.
+            fresh.breaker.force_open("reset")
+            fresh.breaker.release()
+        finally:
+            self._silenced.discard(old.name)
+        part.forced_by = None
         part.breaker = fresh.breaker
         part.detectors = fresh.detectors
         self._emit("unmute", topic, part.partition, part.leader, why, {"previous_state": old.state.value})
@@ -329,7 +351,10 @@ class ProducerMuteManager:
             self._queue_open(t.name, part.partition)
 
     def _queue_open(self, topic: str, partition: int) -> None:
-        self._pending_open.append((topic, partition))
+        # A trip queues the partition twice (trip()'s result and the CLOSED -> OPEN transition both report it);
+        # a rescue needs it once. The list holds only the partitions opened since the last evaluate: tiny.
+        if (topic, partition) not in self._pending_open:
+            self._pending_open.append((topic, partition))
 
     def _apply_leaders(self, t: _Topic, leaders: Mapping[int, int]) -> None:
         for p, leader in leaders.items():
@@ -337,6 +362,10 @@ class ProducerMuteManager:
             if part is None or leader == part.leader:
                 continue
             previous, part.leader = part.leader, leader
+            if leader in self._forced_brokers:
+                # Leadership moved onto (or a new topic is led by) a broker muted by hand: mute it too.
+                self._force_for_broker(t, part, leader)
+                continue
             # Leadership moved off the broker this partition was muted for, to a broker nobody suspects:
             # the new leader gets a fresh chance at once instead of waiting out the retry interval.
             if (
@@ -349,6 +378,14 @@ class ProducerMuteManager:
             ):
                 self._replace_breaker(t.name, part, f"leader_moved {previous}->{leader}")
         self._rebuild(t.name)
+
+    def _force_for_broker(self, t: _Topic, part: _Partition, broker_id: int) -> None:
+        if part.breaker.state is BreakerState.FORCED_OPEN:
+            return  # already muted by hand (for this broker or on its own): keep who asked for it
+        part.muted_leader = broker_id
+        part.forced_by = broker_id
+        part.breaker.force_open(f"broker {broker_id} muted by hand")
+        self._queue_open(t.name, part.partition)
 
     def _evaluate_brokers(self, stats: StatsSnapshot | None, now: float) -> None:
         if self._broker_detector is None:
@@ -377,7 +414,13 @@ class ProducerMuteManager:
         muted = [p for p, part in t.partitions.items() if part.breaker.state is not BreakerState.CLOSED]
         probing = frozenset(p for p, part in t.partitions.items() if part.breaker.state is BreakerState.HALF_OPEN)
         old = t.snapshot
-        if old is not None and queue_sizes is None and old.muted == frozenset(muted) and t.probing == probing:
+        if (
+            old is not None
+            and queue_sizes is None
+            and old.partition_count == len(t.partitions)
+            and old.muted == frozenset(muted)
+            and t.probing == probing
+        ):
             return
         self._version += 1
         t.snapshot = TopicSnapshot.build(
@@ -387,6 +430,8 @@ class ProducerMuteManager:
         t.probing = probing
 
     def _on_transition(self, tr: Transition) -> None:
+        if tr.name in self._silenced:
+            return
         topic, _, p = tr.name.rpartition("/")
         partition = int(p)
         t = self._topics.get(topic)
@@ -411,7 +456,9 @@ class ProducerMuteManager:
         if t is not None:
             self._rebuild(topic)
 
-    def _emit(self, kind: str, topic: str, partition: int, broker: int | None, reason: str, detail: Mapping[str, Any]) -> None:
+    def _emit(
+        self, kind: str, topic: str, partition: int, broker: int | None, reason: str, detail: Mapping[str, Any]
+    ) -> None:
         event = MuteEvent(kind, topic, partition, broker, reason, dict(detail), self._clock())
         self.events.append(event)
         if len(self.events) > 1000:

@@ -1,0 +1,721 @@
+"""ProducerMuteManager: snapshots, detection, recovery through probes, broker muting, leader moves, manual
+control, events, and state shared by two managers over memory and Redis. Fake clocks throughout."""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import FrozenInstanceError
+
+import pytest
+
+from mutepro.detect.model import Delivery, PartitionLoad, Verdict
+from mutepro.detect.protocols import PartitionDetector
+from mutepro.errors import ConfigError
+from mutepro.mute.manager import MuteEvent, ProducerMuteManager, opened_partitions
+from mutepro.mute.store import BreakerStore, MemoryStore, RedisStore
+from mutepro.policy.schema import BreakerConfig, SlowCallConfig, TopicPolicy
+from mutepro.producer.tracker import OutstandingTracker
+
+T = "orders"
+#: Broker 2 leads partitions 1, 4 and 5 (two of them stalled -> the broker rule mutes the third).
+LEADERS = {0: 1, 1: 2, 2: 3, 3: 1, 4: 2, 5: 2}
+#: 5 s retry doubling to a 60 s cap, 2 probes; a message undelivered for more than 1 s is slow.
+POLICY = TopicPolicy(
+    breaker=BreakerConfig(retry_interval_ms=5000, max_retry_interval_ms=60_000, backoff_multiplier=2.0,
+                          half_open_probes=2),
+    slow_call=SlowCallConfig(threshold_ms=1000),
+)
+
+
+class FakeClock:
+    """Monotonic seconds, moved only by the test; ``wall`` is an epoch clock moving with it."""
+
+    def __init__(self, t: float = 1000.0) -> None:
+        self.t = t
+
+    def __call__(self) -> float:
+        return self.t
+
+    def advance(self, seconds: float) -> None:
+        self.t += seconds
+
+    def wall(self) -> float:
+        return 1_700_000_000.0 + self.t
+
+
+class FakeDetector:
+    """Returns whatever ``verdict`` is set to; remembers what it was fed."""
+
+    name = "fake"
+
+    def __init__(self) -> None:
+        self.verdict: Verdict | None = None
+        self.records: list[Delivery] = []
+        self.checks: list[tuple[PartitionLoad, float]] = []
+        self.resets = 0
+
+    def record(self, delivery: Delivery) -> None:
+        self.records.append(delivery)
+
+    def check(self, load: PartitionLoad, now: float) -> Verdict | None:
+        self.checks.append((load, now))
+        return self.verdict
+
+    def reset(self) -> None:
+        self.resets += 1
+
+
+class FakeDetectors:
+    """A detector_factory handing out FakeDetectors; ``made[i]`` is partition i's (partitions are built in
+    order)."""
+
+    def __init__(self) -> None:
+        self.made: list[FakeDetector] = []
+
+    def __call__(self, topic: str, policy: TopicPolicy) -> list[PartitionDetector]:
+        self.made.append(FakeDetector())
+        return [self.made[-1]]
+
+
+class Rig:
+    """One manager as the producer drives it: its own OutstandingTracker as the load reader, events recorded."""
+
+    def __init__(
+        self,
+        clock: FakeClock,
+        *,
+        store: BreakerStore | None = None,
+        detector_factory: Callable[[str, TopicPolicy], list[PartitionDetector]] | None = None,
+        policy: TopicPolicy = POLICY,
+    ) -> None:
+        self.clock = clock
+        self.tracker = OutstandingTracker(buffer_max_messages=100_000, buffer_max_bytes=1 << 30)
+        self.events: list[MuteEvent] = []
+        extra = {"detector_factory": detector_factory} if detector_factory is not None else {}
+        self.mgr = ProducerMuteManager(
+            lambda topic: policy, clock=clock, wall_clock=clock.wall, store=store, on_event=self.events.append,
+            **extra,  # type: ignore[arg-type]
+        )
+        self._seq = itertools.count()
+        self._sent: dict[tuple[str, int], list[int]] = {}
+
+    def send(self, partition: int, topic: str = T) -> None:
+        """A message handed to librdkafka now (no report yet)."""
+        seq = next(self._seq)
+        self.tracker.add(topic, partition, seq, self.clock(), 100)
+        self._sent.setdefault((topic, partition), []).append(seq)
+
+    def settle(self, partition: int, topic: str = T) -> None:
+        """Every outstanding message of the partition got its report (or was rescued elsewhere)."""
+        for seq in self._sent.pop((topic, partition), []):
+            self.tracker.remove(topic, partition, seq)
+
+    def evaluate(self) -> list[tuple[str, int]]:
+        return self.mgr.evaluate(self.tracker.load)
+
+    def stall(self, *partitions: int) -> list[tuple[str, int]]:
+        """Partitions whose leader stopped answering: a message sits there for 1.5 s (> 1 s), no reports."""
+        for p in partitions:
+            self.send(p)
+        self.clock.advance(1.5)
+        return self.evaluate()
+
+    def kinds(self, partition: int) -> list[str]:
+        return [e.kind for e in self.events if e.partition == partition]
+
+    def state_of(self, partition: int, topic: str = T) -> str:
+        return str(self.mgr.state()["topics"][topic][partition]["state"])
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def rig(clock: FakeClock) -> Rig:
+    r = Rig(clock)
+    r.mgr.ensure_topic(T, 6, LEADERS)
+    return r
+
+
+def to_half_open(rig: Rig, partition: int) -> None:
+    """Mute the partition by a stall, let its messages settle and its 5 s retry interval pass."""
+    assert rig.stall(partition) == [(T, partition)]
+    rig.settle(partition)
+    rig.clock.advance(5.0)
+    rig.evaluate()
+    assert rig.mgr.probing(T) == frozenset({partition})
+
+
+class TestEnsureTopic:
+    def test_unknown_topic(self, clock: FakeClock) -> None:
+        """Before ensure_topic a topic has no snapshot, nothing muted and nothing probing."""
+        mgr = Rig(clock).mgr
+        assert mgr.snapshot(T) is None
+        assert (mgr.is_muted(T, 0), mgr.probing(T), mgr.muted_partitions(), mgr.known_topics()) == (
+            False, frozenset(), {}, []
+        )
+        assert mgr.leader(T, 0) == -1
+
+    def test_first_snapshot_all_writable(self, rig: Rig) -> None:
+        """ensure_topic publishes a snapshot with every partition writable and records the leaders."""
+        snap = rig.mgr.snapshot(T)
+        assert snap is not None
+        assert (snap.topic, snap.partition_count, snap.writable, snap.muted) == (T, 6, (0, 1, 2, 3, 4, 5), frozenset())
+        assert [rig.mgr.leader(T, p) for p in range(6)] == [1, 2, 3, 1, 2, 2]
+        assert rig.mgr.known_topics() == [T]
+        assert rig.mgr.policy(T) is POLICY
+        assert rig.events == []
+
+    def test_ensure_again_keeps_snapshot(self, rig: Rig) -> None:
+        """Calling ensure_topic again with the same metadata publishes no new snapshot."""
+        before = rig.mgr.snapshot(T)
+        rig.mgr.ensure_topic(T, 6, LEADERS)
+        assert rig.mgr.snapshot(T) is before
+
+    def test_partitions_added(self, rig: Rig) -> None:
+        """A topic that grew gets a snapshot covering the new partitions."""
+        rig.mgr.ensure_topic(T, 8, {**LEADERS, 6: 3, 7: 1})
+        snap = rig.mgr.snapshot(T)
+        assert snap is not None
+        assert (snap.partition_count, snap.writable) == (8, tuple(range(8)))
+        assert rig.mgr.leader(T, 7) == 1
+
+    def test_refresh_weights(self, rig: Rig) -> None:
+        """refresh_weights publishes KIP-794 weights from the queue sizes (emptier partitions weigh more)."""
+        rig.mgr.refresh_weights(T, {0: 3, 1: 0})
+        snap = rig.mgr.snapshot(T)
+        assert snap is not None
+        probs = snap.probabilities()
+        assert probs[1] > probs[0]
+        assert probs[1] == pytest.approx(probs[2])
+
+
+class TestDetection:
+    def test_no_load_no_mute(self, rig: Rig) -> None:
+        """With nothing outstanding no detector trips and evaluate returns nothing."""
+        rig.clock.advance(10.0)
+        assert rig.evaluate() == []
+        assert rig.mgr.muted_partitions() == {}
+
+    def test_fresh_message_not_slow(self, rig: Rig) -> None:
+        """A message outstanding for less than the slow threshold mutes nothing."""
+        rig.send(2)
+        rig.clock.advance(0.9)
+        assert rig.evaluate() == []
+
+    def test_stall_mutes_exactly_that_partition(self, rig: Rig) -> None:
+        """A real SlowCallDetector (default factory) mutes only the stalled partition; evaluate returns it once."""
+        assert rig.stall(2) == [(T, 2)]
+        snap = rig.mgr.snapshot(T)
+        assert snap is not None
+        assert snap.muted == frozenset({2})
+        assert snap.writable == (0, 1, 3, 4, 5)
+        assert rig.mgr.is_muted(T, 2) and not rig.mgr.is_muted(T, 0)
+        assert rig.mgr.muted_partitions() == {T: [2]}
+        assert rig.evaluate() == []  # reported once, for the rescue
+
+    def test_mute_event(self, rig: Rig, clock: FakeClock) -> None:
+        """The mute is one MuteEvent naming topic, partition, leader, the detector and its figures."""
+        rig.stall(2)
+        assert len(rig.events) == 1
+        e = rig.events[0]
+        assert (e.kind, e.topic, e.partition, e.broker, e.reason, e.at) == ("mute", T, 2, 3, "slow_call", clock())
+        assert e.detail["stalled"] == 1
+        assert e.detail["stuck"] == 1
+
+    def test_fake_detector_via_factory(self, clock: FakeClock) -> None:
+        """A custom detector's verdict mutes its partition; it is checked with the partition's load and time."""
+        dets = FakeDetectors()
+        rig = Rig(clock, detector_factory=dets)
+        rig.mgr.ensure_topic(T, 6, LEADERS)
+        assert len(dets.made) == 6
+        rig.send(3)
+        dets.made[3].verdict = Verdict("fake", {"score": 7})
+        assert rig.evaluate() == [(T, 3)]
+        assert rig.mgr.muted_partitions() == {T: [3]}
+        load, now = dets.made[3].checks[-1]
+        assert (load.outstanding, now) == (1, clock())
+        assert (rig.events[0].reason, dict(rig.events[0].detail)) == ("fake", {"score": 7})
+
+    def test_open_partition_not_checked(self, clock: FakeClock) -> None:
+        """While muted, a partition's detectors are not consulted."""
+        dets = FakeDetectors()
+        rig = Rig(clock, detector_factory=dets)
+        rig.mgr.ensure_topic(T, 6, LEADERS)
+        dets.made[0].verdict = Verdict("fake")
+        rig.evaluate()
+        checks = len(dets.made[0].checks)
+        rig.clock.advance(1.0)
+        rig.evaluate()
+        assert len(dets.made[0].checks) == checks
+
+    def test_record_feeds_the_partitions_detectors(self, clock: FakeClock) -> None:
+        """record() hands the delivery to that partition's detectors only; unknown partitions are ignored."""
+        dets = FakeDetectors()
+        rig = Rig(clock, detector_factory=dets)
+        rig.mgr.ensure_topic(T, 6, LEADERS)
+        d = Delivery(True, 0.01, clock())
+        rig.mgr.record(T, 4, d)
+        rig.mgr.record(T, 99, d)
+        rig.mgr.record("other", 0, d)
+        assert dets.made[4].records == [d]
+        assert [len(x.records) for x in dets.made] == [0, 0, 0, 0, 1, 0]
+
+    def test_failure_rate_by_records(self, rig: Rig, clock: FakeClock) -> None:
+        """20 failed reports (failure_rate minimum_calls, 50 %) mute the partition at the next evaluate."""
+        for _ in range(20):
+            rig.mgr.record(T, 0, Delivery(False, 0.01, clock(), error_code=7))
+        assert rig.evaluate() == [(T, 0)]
+        assert rig.events[-1].reason == "failure_rate"
+
+
+class TestRecovery:
+    def test_open_until_retry_interval(self, rig: Rig) -> None:
+        """Until retry_interval_ms has passed the partition stays open and nothing probes."""
+        rig.stall(2)
+        rig.settle(2)
+        rig.clock.advance(4.9)
+        rig.evaluate()
+        assert rig.state_of(2) == "open"
+        assert rig.mgr.probing(T) == frozenset()
+        assert rig.mgr.try_probe(T, 2) is False
+
+    def test_half_open_after_retry_interval(self, rig: Rig) -> None:
+        """After retry_interval_ms the partition is half-open: still muted, listed by probing()."""
+        to_half_open(rig, 2)
+        assert rig.state_of(2) == "half_open"
+        assert rig.mgr.is_muted(T, 2)
+        assert rig.kinds(2) == ["mute", "probe"]
+
+    def test_try_probe_grants_half_open_probes(self, rig: Rig) -> None:
+        """try_probe grants exactly half_open_probes (2) slots; closed and unknown partitions grant none."""
+        to_half_open(rig, 2)
+        assert [rig.mgr.try_probe(T, 2) for _ in range(3)] == [True, True, False]
+        assert rig.mgr.try_probe(T, 0) is False
+        assert rig.mgr.try_probe(T, 42) is False
+        assert rig.mgr.try_probe("other", 0) is False
+
+    def test_successful_probes_unmute(self, rig: Rig) -> None:
+        """Two successful probes close the breaker: writable again, an unmute event, nothing probing."""
+        to_half_open(rig, 2)
+        rig.mgr.try_probe(T, 2)
+        rig.mgr.try_probe(T, 2)
+        rig.mgr.probe_result(T, 2, True)
+        assert rig.mgr.is_muted(T, 2)
+        rig.mgr.probe_result(T, 2, True)
+        snap = rig.mgr.snapshot(T)
+        assert snap is not None and snap.writable == tuple(range(6))
+        assert rig.mgr.probing(T) == frozenset()
+        assert rig.kinds(2) == ["mute", "probe", "unmute"]
+        assert rig.state_of(2) == "closed"
+
+    def test_unmute_resets_detectors(self, clock: FakeClock) -> None:
+        """Closing after probes gives the partition fresh detector windows."""
+        dets = FakeDetectors()
+        rig = Rig(clock, detector_factory=dets)
+        rig.mgr.ensure_topic(T, 6, LEADERS)
+        dets.made[1].verdict = Verdict("fake")
+        rig.evaluate()
+        dets.made[1].verdict = None
+        clock.advance(5.0)
+        rig.evaluate()
+        rig.mgr.try_probe(T, 1)
+        rig.mgr.try_probe(T, 1)
+        rig.mgr.probe_result(T, 1, True)
+        rig.mgr.probe_result(T, 1, True)
+        assert dets.made[1].resets == 1
+        assert dets.made[0].resets == 0
+
+    def test_failed_probe_remutes_with_backoff(self, rig: Rig) -> None:
+        """A failed probe re-opens (remute) and the next retry waits 2 x 5 s = 10 s."""
+        to_half_open(rig, 2)
+        assert rig.mgr.try_probe(T, 2)
+        rig.mgr.probe_result(T, 2, False)
+        assert rig.kinds(2) == ["mute", "probe", "remute"]
+        assert rig.events[-1].reason == "slow_call"  # the verdict that opened it is kept
+        assert rig.mgr.state()["topics"][T][2]["opens"] == 2
+        rig.clock.advance(5.0)
+        rig.evaluate()
+        assert rig.state_of(2) == "open"
+        rig.clock.advance(5.0)
+        rig.evaluate()
+        assert rig.state_of(2) == "half_open"
+
+    def test_half_open_with_old_outstanding_message_reopens(self, rig: Rig) -> None:
+        """Half-open with a message older than the slow threshold still outstanding re-opens with backoff."""
+        assert rig.stall(2) == [(T, 2)]
+        rig.clock.advance(5.0)  # the stuck message is now 6.5 s old; it never settled
+        assert rig.evaluate() == []
+        assert rig.kinds(2) == ["mute", "probe", "remute"]
+        assert rig.state_of(2) == "open"
+        assert rig.mgr.probing(T) == frozenset()
+        assert rig.mgr.state()["topics"][T][2]["opens"] == 2
+
+    def test_half_open_with_young_message_stays(self, rig: Rig) -> None:
+        """A probe in flight for less than the slow threshold does not re-open the partition."""
+        to_half_open(rig, 2)
+        assert rig.mgr.try_probe(T, 2)
+        rig.send(2)
+        rig.clock.advance(0.5)
+        rig.evaluate()
+        assert rig.state_of(2) == "half_open"
+
+    def test_late_probe_result_ignored(self, rig: Rig) -> None:
+        """A probe result for a partition that is not half-open (or unknown) changes nothing."""
+        rig.mgr.probe_result(T, 0, False)
+        rig.mgr.probe_result(T, 77, True)
+        assert rig.events == []
+        assert rig.state_of(0) == "closed"
+
+
+class TestBrokerMuting:
+    def test_two_bad_partitions_mute_the_broker(self, rig: Rig) -> None:
+        """Two stalled partitions of broker 2 mute every partition it leads (1, 4 and 5), each reported once."""
+        opened = rig.stall(1, 4)
+        assert sorted(opened) == [(T, 1), (T, 4), (T, 5)]
+        assert len(opened) == 3
+        assert rig.mgr.muted_partitions() == {T: [1, 4, 5]}
+        assert list(rig.mgr.muted_brokers()) == [2]
+        assert rig.mgr.muted_brokers()[2].startswith("broker")
+        by_broker = next(e for e in rig.events if e.partition == 5)
+        assert (by_broker.kind, by_broker.reason, by_broker.broker) == ("mute", "broker", 2)
+        assert by_broker.detail["bad_partitions"] == 2
+        assert rig.mgr.state()["brokers"] == rig.mgr.muted_brokers()
+
+    def test_one_bad_partition_does_not(self, rig: Rig) -> None:
+        """One stalled partition of broker 2 mutes only that partition."""
+        assert rig.stall(1) == [(T, 1)]
+        assert rig.mgr.muted_brokers() == {}
+        assert rig.mgr.muted_partitions() == {T: [1]}
+
+    def test_bad_partitions_of_different_brokers(self, rig: Rig) -> None:
+        """Stalls on partitions of two different brokers mute no broker."""
+        rig.stall(0, 1)
+        assert rig.mgr.muted_brokers() == {}
+        assert rig.mgr.muted_partitions() == {T: [0, 1]}
+
+    def test_partition_moving_onto_bad_broker_is_muted(self, rig: Rig) -> None:
+        """A closed partition whose leadership moves onto a muted broker is muted at the next evaluate."""
+        rig.stall(1, 4)
+        rig.mgr.update_leaders(T, {0: 2})
+        assert rig.evaluate() == [(T, 0)]
+        assert rig.mgr.is_muted(T, 0)
+
+    def test_broker_disabled(self, clock: FakeClock) -> None:
+        """With broker.enabled false, two bad partitions of one broker mute only themselves."""
+        policy = POLICY.model_copy(update={"broker": POLICY.broker.model_copy(update={"enabled": False})})
+        rig = Rig(clock, policy=policy)
+        rig.mgr.ensure_topic(T, 6, LEADERS)
+        rig.stall(1, 4)
+        assert rig.mgr.muted_brokers() == {}
+        assert rig.mgr.muted_partitions() == {T: [1, 4]}
+
+
+class TestLeaderMove:
+    def test_move_to_healthy_broker_unmutes(self, rig: Rig) -> None:
+        """Leadership moving from the muted partition's broker to a healthy one unmutes it at once."""
+        rig.stall(2)
+        rig.settle(2)
+        rig.mgr.update_leaders(T, {2: 1})
+        assert not rig.mgr.is_muted(T, 2)
+        assert rig.mgr.leader(T, 2) == 1
+        e = rig.events[-1]
+        assert (e.kind, e.partition, e.broker) == ("unmute", 2, 1)
+        assert "leader_moved" in e.reason and "3->1" in e.reason
+        assert e.detail == {"previous_state": "open"}
+
+    def test_move_emits_only_the_unmute(self, rig: Rig) -> None:
+        """Resetting the breaker emits one unmute and queues no rescue (no mute events from the reset)."""
+        rig.stall(2)
+        rig.settle(2)
+        rig.mgr.update_leaders(T, {2: 1})
+        assert rig.kinds(2) == ["mute", "unmute"]
+        assert rig.evaluate() == []
+        assert rig.state_of(2) == "closed"
+        assert rig.mgr.state()["topics"][T][2]["opens"] == 0
+
+    def test_moved_partition_can_mute_again(self, rig: Rig) -> None:
+        """After a leader-move unmute the partition has working detectors: a new stall mutes it again."""
+        rig.stall(2)
+        rig.settle(2)
+        rig.mgr.update_leaders(T, {2: 1})
+        assert rig.stall(2) == [(T, 2)]
+        assert rig.events[-1].broker == 1
+
+    def test_half_open_partition_unmutes_too(self, rig: Rig) -> None:
+        """A half-open partition whose leader moves to a healthy broker is closed."""
+        to_half_open(rig, 2)
+        rig.mgr.update_leaders(T, {2: 1})
+        assert rig.mgr.probing(T) == frozenset()
+        assert not rig.mgr.is_muted(T, 2)
+        assert rig.events[-1].detail == {"previous_state": "half_open"}
+
+    def test_move_to_muted_broker_keeps_mute(self, rig: Rig) -> None:
+        """A partition moving onto a broker that is itself muted stays muted."""
+        rig.stall(1, 4)  # broker 2 muted
+        rig.stall(2)
+        rig.mgr.update_leaders(T, {2: 2})
+        assert rig.mgr.is_muted(T, 2)
+        assert rig.kinds(2) == ["mute"]
+
+    def test_move_of_closed_partition_is_silent(self, rig: Rig) -> None:
+        """A leader change on a writable partition only updates the leader."""
+        rig.mgr.update_leaders(T, {0: 3})
+        assert rig.mgr.leader(T, 0) == 3
+        assert rig.events == []
+
+    def test_manual_mute_survives_move(self, rig: Rig) -> None:
+        """A partition muted by hand stays muted whoever leads it."""
+        rig.mgr.mute(T, 0)
+        rig.mgr.update_leaders(T, {0: 3})
+        assert rig.mgr.is_muted(T, 0)
+        assert rig.state_of(0) == "forced_open"
+
+    def test_unknown_topic_ignored(self, rig: Rig) -> None:
+        """update_leaders for a topic the manager does not know does nothing."""
+        rig.mgr.update_leaders("other", {0: 1})
+        assert rig.mgr.known_topics() == [T]
+
+
+class TestManual:
+    def test_mute_and_unmute(self, rig: Rig) -> None:
+        """mute() forces a partition open (evaluate reports it once); unmute() makes it writable again."""
+        rig.mgr.mute(T, 3)
+        assert rig.mgr.is_muted(T, 3)
+        assert rig.state_of(3) == "forced_open"
+        assert rig.evaluate() == [(T, 3)]
+        assert rig.evaluate() == []
+        rig.mgr.unmute(T, 3)
+        assert not rig.mgr.is_muted(T, 3)
+        assert rig.kinds(3) == ["mute", "unmute"]
+        assert rig.events[0].reason == "manual"
+
+    def test_mute_with_reason(self, rig: Rig) -> None:
+        """A reason given to mute() shows in the event detail and in state()."""
+        rig.mgr.mute(T, 3, reason="maintenance on broker 1")
+        assert rig.events[-1].detail == {"note": "maintenance on broker 1"}
+        assert "maintenance on broker 1" in str(rig.mgr.state()["topics"][T][3]["reason"])
+
+    def test_forced_ignores_retry_interval(self, rig: Rig) -> None:
+        """A manual mute never turns half-open on its own."""
+        rig.mgr.mute(T, 3)
+        rig.clock.advance(3600.0)
+        rig.evaluate()
+        assert rig.state_of(3) == "forced_open"
+        assert rig.mgr.probing(T) == frozenset()
+
+    def test_unmute_detected_mute(self, rig: Rig) -> None:
+        """unmute() of a detected (open) mute closes it at once with reason manual_unmute and no extra events."""
+        rig.stall(2)
+        rig.settle(2)
+        rig.mgr.unmute(T, 2)
+        assert not rig.mgr.is_muted(T, 2)
+        assert rig.kinds(2) == ["mute", "unmute"]
+        assert rig.events[-1].reason == "manual_unmute"
+        assert rig.evaluate() == []
+
+    def test_unmute_writable_partition(self, rig: Rig) -> None:
+        """unmute() of a writable partition does nothing."""
+        rig.mgr.unmute(T, 0)
+        assert rig.events == []
+
+    def test_unknown_partition(self, rig: Rig) -> None:
+        """Manual control of an unknown partition raises ConfigError naming it and the known ones."""
+        with pytest.raises(ConfigError, match=r"orders\[9\].*known partitions: \[0, 1, 2, 3, 4, 5\]"):
+            rig.mgr.mute(T, 9)
+        with pytest.raises(ConfigError, match=r"other\[0\]"):
+            rig.mgr.unmute("other", 0)
+
+    def test_mute_broker(self, rig: Rig) -> None:
+        """mute_broker(2) mutes every partition broker 2 leads until unmute_broker(2)."""
+        rig.mgr.mute_broker(2)
+        assert rig.mgr.muted_partitions() == {T: [1, 4, 5]}
+        assert rig.mgr.muted_brokers() == {2: "manual"}
+        assert sorted(rig.evaluate()) == [(T, 1), (T, 4), (T, 5)]
+        rig.mgr.unmute_broker(2)
+        assert rig.mgr.muted_partitions() == {}
+        assert rig.mgr.muted_brokers() == {}
+        assert rig.kinds(5) == ["mute", "unmute"]
+
+    def test_unmute_broker_keeps_partition_muted_by_hand(self, rig: Rig) -> None:
+        """A partition muted on its own before mute_broker stays muted after unmute_broker."""
+        rig.mgr.mute(T, 4)
+        rig.mgr.mute_broker(2)
+        rig.mgr.unmute_broker(2)
+        assert rig.mgr.muted_partitions() == {T: [4]}
+
+    def test_leader_moving_onto_muted_broker(self, rig: Rig) -> None:
+        """A partition whose leadership moves onto a broker muted by hand is muted too (and rescued)."""
+        rig.mgr.mute_broker(2)
+        rig.evaluate()
+        rig.mgr.update_leaders(T, {0: 2})
+        assert rig.mgr.is_muted(T, 0)
+        assert rig.evaluate() == [(T, 0)]
+        rig.mgr.unmute_broker(2)
+        assert rig.mgr.muted_partitions() == {}
+
+    def test_new_topic_on_muted_broker(self, rig: Rig) -> None:
+        """A topic first seen after mute_broker(2) has its partitions led by 2 muted from the start."""
+        rig.mgr.mute_broker(2)
+        rig.mgr.ensure_topic("payments", 3, {0: 2, 1: 3, 2: 2})
+        assert rig.mgr.muted_partitions()["payments"] == [0, 2]
+
+    def test_manual_mute_overrides_detection(self, rig: Rig) -> None:
+        """mute() of an open partition makes it forced: it no longer half-opens after the retry interval."""
+        rig.stall(2)
+        rig.settle(2)
+        rig.mgr.mute(T, 2)
+        rig.clock.advance(10.0)
+        rig.evaluate()
+        assert rig.state_of(2) == "forced_open"
+
+
+class TestEventsAndState:
+    def test_state_content(self, rig: Rig) -> None:
+        """state() lists every partition's breaker state, leader, reason and opens, plus muted brokers."""
+        rig.stall(2)
+        rig.mgr.mute(T, 0)
+        state = rig.mgr.state()
+        assert set(state) == {"topics", "brokers"}
+        parts = state["topics"][T]
+        assert sorted(parts) == list(range(6))
+        assert parts[1] == {"state": "closed", "leader": 2, "reason": None, "opens": 0}
+        assert (parts[2]["state"], parts[2]["leader"], parts[2]["opens"]) == ("open", 3, 1)
+        assert str(parts[2]["reason"]).startswith("slow_call")
+        assert (parts[0]["state"], parts[0]["reason"]) == ("forced_open", "manual")
+        assert state["brokers"] == {}
+
+    def test_event_is_frozen(self, rig: Rig) -> None:
+        """MuteEvents are immutable records."""
+        rig.mgr.mute(T, 1)
+        with pytest.raises(FrozenInstanceError):
+            rig.events[0].reason = "x"  # type: ignore[misc]
+
+    def test_on_event_and_events_agree(self, rig: Rig) -> None:
+        """on_event receives exactly the events kept in manager.events, in order."""
+        rig.stall(2)
+        rig.mgr.mute(T, 0)
+        rig.mgr.unmute(T, 0)
+        assert rig.events == rig.mgr.events
+        assert [e.kind for e in rig.events] == ["mute", "mute", "unmute"]
+
+    def test_opened_partitions(self, rig: Rig) -> None:
+        """opened_partitions lists the (topic, partition) of mute and remute events in order."""
+        rig.stall(2)
+        rig.mgr.mute(T, 0)
+        rig.mgr.unmute(T, 0)
+        assert opened_partitions(rig.events) == [(T, 2), (T, 0)]
+
+    def test_history_bounded(self, rig: Rig) -> None:
+        """manager.events keeps a bounded history (at most 1,000 events)."""
+        for _ in range(600):
+            rig.mgr.mute(T, 0)
+            rig.mgr.unmute(T, 0)
+        assert len(rig.mgr.events) <= 1000
+        assert len(rig.events) == 1200
+        assert rig.mgr.events[-1] == rig.events[-1]
+
+
+# -- shared state ------------------------------------------------------------------------------------------
+
+StoreFactory = Callable[[], BreakerStore]
+
+
+@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.redis)])
+def stores(request: pytest.FixtureRequest) -> Iterator[StoreFactory]:
+    """The store each 'process' uses: one shared MemoryStore, or its own RedisStore on one Redis and prefix."""
+    created: list[RedisStore] = []
+    if request.param == "memory":
+        shared = MemoryStore()
+        yield lambda: shared
+    else:
+        url = request.getfixturevalue("redis_url")
+        prefix = f"mutepro-manager-{uuid.uuid4().hex[:12]}"
+
+        def factory() -> BreakerStore:
+            created.append(RedisStore(url, key_prefix=prefix))
+            return created[-1]
+
+        yield factory
+    for s in created:
+        s.close()
+
+
+@pytest.fixture
+def pair(clock: FakeClock, stores: StoreFactory) -> tuple[Rig, Rig]:
+    """Two managers (two producers, e.g. two Spark executors) sharing breaker state."""
+    a, b = Rig(clock, store=stores()), Rig(clock, store=stores())
+    a.mgr.ensure_topic(T, 6, LEADERS)
+    b.mgr.ensure_topic(T, 6, LEADERS)
+    return a, b
+
+
+#: Managers read the shared record at most once a second per breaker (sync_interval_s).
+SYNC_S = 1.0
+
+
+class TestSharedState:
+    def test_detected_mute_reaches_the_other(self, pair: tuple[Rig, Rig]) -> None:
+        """A partition A detects is muted in B after B's next evaluate (B rescues it too)."""
+        a, b = pair
+        assert a.stall(2) == [(T, 2)]
+        assert b.evaluate() == [(T, 2)]  # the stall took 1.5 s > the sync interval
+        assert b.mgr.is_muted(T, 2)
+        assert b.mgr.muted_partitions() == {T: [2]}
+        assert (b.events[-1].kind, b.events[-1].reason) == ("mute", "slow_call")
+
+    def test_not_before_sync_interval(self, pair: tuple[Rig, Rig], clock: FakeClock) -> None:
+        """B picks the mute up once its sync interval has passed, not on an evaluate in the same instant."""
+        a, b = pair
+        a.mgr.mute(T, 1)
+        assert b.evaluate() == []  # B read the record when it built the breaker, in this same instant
+        assert not b.mgr.is_muted(T, 1)
+        clock.advance(SYNC_S)
+        assert b.evaluate() == [(T, 1)]
+        assert b.state_of(1) == "forced_open"
+
+    def test_manual_unmute_reaches_the_other(self, pair: tuple[Rig, Rig], clock: FakeClock) -> None:
+        """A's unmute of a partition it muted by hand makes it writable in B too."""
+        a, b = pair
+        a.mgr.mute(T, 1)
+        clock.advance(SYNC_S)
+        b.evaluate()
+        a.mgr.unmute(T, 1)
+        clock.advance(SYNC_S)
+        b.evaluate()
+        assert not b.mgr.is_muted(T, 1)
+        assert b.kinds(1) == ["mute", "unmute"]
+
+    def test_recovery_reaches_the_other(self, pair: tuple[Rig, Rig], clock: FakeClock) -> None:
+        """When A's probes close the partition, B closes it too."""
+        a, b = pair
+        a.stall(2)
+        a.settle(2)
+        b.evaluate()
+        clock.advance(5.0)
+        a.evaluate()
+        b.evaluate()
+        assert a.mgr.probing(T) == b.mgr.probing(T) == frozenset({2})
+        a.mgr.try_probe(T, 2)
+        a.mgr.try_probe(T, 2)
+        a.mgr.probe_result(T, 2, True)
+        a.mgr.probe_result(T, 2, True)
+        clock.advance(SYNC_S)
+        b.evaluate()
+        assert not a.mgr.is_muted(T, 2)
+        assert not b.mgr.is_muted(T, 2)
+
+    def test_late_joiner_starts_muted(self, clock: FakeClock, stores: StoreFactory) -> None:
+        """A manager that first sees the topic after A muted a partition starts with it muted."""
+        a = Rig(clock, store=stores())
+        a.mgr.ensure_topic(T, 6, LEADERS)
+        a.stall(4)
+        late = Rig(clock, store=stores())
+        late.mgr.ensure_topic(T, 6, LEADERS)
+        snap = late.mgr.snapshot(T)
+        assert snap is not None
+        assert (snap.partition_count, snap.muted) == (6, frozenset({4}))
