@@ -48,7 +48,7 @@ class MuteEvent:
 
 
 class _Partition:
-    __slots__ = ("breaker", "detectors", "forced_by", "leader", "muted_leader", "partition")
+    __slots__ = ("breaker", "detectors", "forced_by", "fresh_since", "leader", "muted_leader", "partition")
 
     def __init__(self, partition: int, breaker: MuteBreaker, detectors: list[PartitionDetector]) -> None:
         self.partition = partition
@@ -59,6 +59,9 @@ class _Partition:
         # The broker whose manual mute (mute_broker) forced this partition open; None for a partition muted by
         # hand on its own, so unmute_broker does not lift a mute the user asked for separately.
         self.forced_by: int | None = None
+        # When the breaker was reset (leader moved, unmuted by hand): messages sent before it are still in flight
+        # to the old leader and are not the new leader's doing (see _since_reset). None once they are all gone.
+        self.fresh_since: float | None = None
 
 
 class _Topic:
@@ -280,6 +283,8 @@ class ProducerMuteManager:
                     if state is not BreakerState.CLOSED:
                         continue
                     load = load_of(name, p, now, t.slow_threshold_s)
+                    if part.fresh_since is not None:
+                        load = _since_reset(part, load, now)
                     for det in part.detectors:
                         verdict = det.check(load, now)
                         if verdict is not None:
@@ -341,12 +346,14 @@ class ProducerMuteManager:
         finally:
             self._silenced.discard(old.name)
         part.forced_by = None
+        part.fresh_since = self._clock()
         part.breaker = fresh.breaker
         part.detectors = fresh.detectors
         self._emit("unmute", topic, part.partition, part.leader, why, {"previous_state": old.state.value})
 
     def _trip(self, t: _Topic, part: _Partition, verdict: Verdict) -> None:
         part.muted_leader = part.leader
+        part.fresh_since = None
         if part.breaker.trip(verdict):
             self._queue_open(t.name, part.partition)
 
@@ -467,6 +474,27 @@ class ProducerMuteManager:
         level(f"partition_{kind}", topic=topic, partition=partition, broker=broker, reason=reason, **_plain(detail))
         if self._on_event is not None:
             self._on_event(event)
+
+
+def _since_reset(part: _Partition, load: PartitionLoad, now: float) -> PartitionLoad:
+    """The load as the partition's fresh detectors should see it: without the messages sent before the reset.
+
+    A stalled leader keeps its in-flight requests until librdkafka's request.timeout.ms (30 s by default)
+    before they are retried to the new leader. Judged with them, a partition unmuted because its leadership
+    moved would be re-muted (stalled, blamed on the healthy new leader) at the very next tick. Example: reset
+    at t=100, now t=100.6, ages 1.6 (sent before) and 0.4 -> oldest 0.4, nothing stuck past a 1 s threshold.
+    Counts and bytes stay whole: the old messages still fill the producer's buffer (congestion is real).
+    """
+    assert part.fresh_since is not None
+    window = now - part.fresh_since
+    if load.oldest_age_s is None or load.oldest_age_s <= window:
+        part.fresh_since = None  # every message sent before the reset has its report
+        return load
+    ages = tuple(a for a in load.ages_s if a <= window)
+    return PartitionLoad(
+        load.outstanding, load.outstanding_bytes, ages[0] if ages else None, load.buffer_max_messages,
+        load.buffer_max_bytes, ages,
+    )
 
 
 def _plain(detail: Mapping[str, Any]) -> dict[str, Any]:

@@ -446,6 +446,41 @@ class TestLeaderMove:
         assert rig.stall(2) == [(T, 2)]
         assert rig.events[-1].broker == 1
 
+    def test_in_flight_to_old_leader_does_not_remute(self, rig: Rig) -> None:
+        """Messages still in flight to the old (stalled) leader do not re-mute the partition on its new leader."""
+        rig.stall(2)  # the message stays outstanding: librdkafka waits for the stalled broker's response
+        rig.mgr.update_leaders(T, {2: 1})
+        rig.clock.advance(0.5)
+        assert rig.evaluate() == []
+        rig.clock.advance(10.0)
+        assert rig.evaluate() == []
+        assert not rig.mgr.is_muted(T, 2)
+        assert rig.kinds(2) == ["mute", "unmute"]
+
+    def test_new_leader_stalling_remutes(self, rig: Rig) -> None:
+        """A message sent to the new leader after the move and stuck past the threshold mutes it again."""
+        rig.stall(2)
+        rig.mgr.update_leaders(T, {2: 1})
+        assert rig.stall(2) == [(T, 2)]
+        e = rig.events[-1]
+        assert (e.kind, e.broker, e.detail["stuck"]) == ("mute", 1, 1)
+
+    def test_old_messages_count_again_after_they_settle(self, rig: Rig) -> None:
+        """Once the pre-move messages have their reports, the partition is judged on everything again."""
+        rig.stall(2)
+        rig.mgr.update_leaders(T, {2: 1})
+        rig.settle(2)
+        rig.evaluate()
+        assert rig.stall(2) == [(T, 2)]
+
+    def test_manual_unmute_with_stuck_messages(self, rig: Rig) -> None:
+        """unmute() by hand is not undone at the next evaluate by the messages that caused the mute."""
+        rig.stall(2)
+        rig.mgr.unmute(T, 2)
+        rig.clock.advance(0.5)
+        assert rig.evaluate() == []
+        assert not rig.mgr.is_muted(T, 2)
+
     def test_half_open_partition_unmutes_too(self, rig: Rig) -> None:
         """A half-open partition whose leader moves to a healthy broker is closed."""
         to_half_open(rig, 2)
