@@ -1,0 +1,84 @@
+"""The benchmark's PNG: one throughput-over-time panel per fault scenario (fault shaded, both producers
+overlaid) and a panel of the headline ratios against the plain producer measured in the same run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")  # no display on the benchmark machine
+import matplotlib.pyplot as plt
+
+_COLORS = {"plain": "#888888", "mute": "#1f77b4"}
+_LABELS = {"plain": "confluent_kafka.Producer", "mute": "MuteProducer"}
+
+
+def plot(result: dict[str, Any], path: Path) -> None:
+    scenarios = result.get("scenarios", {})
+    panels = len(scenarios) + 1
+    fig, axes = plt.subplots(panels, 1, figsize=(11, 3.4 * panels), squeeze=False)
+    for ax, (name, sc) in zip(axes[:, 0], scenarios.items(), strict=False):
+        _scenario_panel(ax, name, sc)
+    _ratio_panel(axes[-1, 0], result)
+    fig.suptitle(result.get("meta", {}).get("title", "mutepro producer benchmark"), fontsize=12)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def _scenario_panel(ax: Any, name: str, sc: dict[str, Any]) -> None:
+    fault = sc["fault"]
+    ax.axvspan(fault["start_s"], fault["end_s"], color="#ffcccc", alpha=0.6, label=f"fault: {fault['kind']}")
+    for who in ("plain", "mute"):
+        run = sc.get(who)
+        if run is None:
+            continue
+        series = run["series"]["delivered_per_s"]
+        xs = [i + 0.5 for i in range(len(series))]
+        tp = run["throughput"]
+        label = (
+            f"{_LABELS[who]}: during/before {tp['during_over_before']}, BufferErrors {run['buffer_errors']}, "
+            f"lost {run['lost']}, p99 {run['latency_ms']['p99']} ms"
+        )
+        ax.plot(xs, series, color=_COLORS[who], lw=1.6, label=label)
+    rate = sc.get("target_rate")
+    if rate:
+        ax.axhline(rate, color="black", lw=0.8, ls=":", label=f"offered {rate:.0f} msg/s")
+    mute = sc.get("mute", {}).get("mute_timing", {})
+    tm, tu = mute.get("time_to_first_mute_s"), mute.get("time_to_last_unmute_s")
+    ax.set_title(f"{name}: {sc['description']}  (mute after {tm} s, last unmute {tu} s after the fault)", fontsize=9)
+    ax.set_xlabel("seconds since load start (after the load: bounded flush)")
+    ax.set_ylabel("delivered msg/s")
+    ax.legend(fontsize=7, loc="upper left")
+    ax.grid(alpha=0.3)
+
+
+def _ratio_panel(ax: Any, result: dict[str, Any]) -> None:
+    labels: list[str] = []
+    values: list[float] = []
+    happy = result.get("happy_path", {})
+    for mode in ("unkeyed", "keyed"):
+        r = happy.get(mode, {}).get("ratio")
+        if r is not None:
+            labels.append(f"happy {mode}\nMute/plain msg/s")
+            values.append(r)
+    for name, sc in result.get("scenarios", {}).items():
+        for who in ("plain", "mute"):
+            r = sc.get(who, {}).get("throughput", {}).get("during_over_before")
+            if r is not None:
+                labels.append(f"{name}\n{'Mute' if who == 'mute' else 'plain'} during/before")
+                values.append(r)
+    colors = ["#1f77b4" if "Mute" in lab else "#888888" for lab in labels]
+    bars = ax.bar(range(len(values)), values, color=colors)
+    for bar, v in zip(bars, values, strict=True):
+        ax.text(bar.get_x() + bar.get_width() / 2, v + 0.02, f"{v:.2f}", ha="center", fontsize=8)
+    ax.axhline(0.9, color="red", lw=1, ls="--", label="goal 0.9")
+    ax.set_xticks(range(len(values)), labels, fontsize=7)
+    ax.set_ylabel("ratio")
+    ax.set_ylim(0, max([1.1, *values]) * 1.1)
+    ax.set_title("headline ratios (same cluster, same run)", fontsize=9)
+    ax.legend(fontsize=7)
+    ax.grid(axis="y", alpha=0.3)
