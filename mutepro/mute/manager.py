@@ -400,7 +400,9 @@ class ProducerMuteManager:
         bad: dict[int, int] = {}
         for t in self._topics.values():
             for part in t.partitions.values():
-                if part.breaker.state in (BreakerState.OPEN, BreakerState.HALF_OPEN) and part.leader >= 0:
+                # Half-open partitions are on probation, not bad: counting them would re-mute a broker's freshly
+                # closed partitions while its others still probe, so they could never recover one at a time.
+                if part.breaker.state is BreakerState.OPEN and part.leader >= 0:
                     bad[part.leader] = bad.get(part.leader, 0) + 1
         verdicts = self._broker_detector.evaluate(stats, bad, now)
         for broker, verdict in verdicts.items():

@@ -622,7 +622,8 @@ class MuteProducer:
         topic, partition = env.topic, env.partition
         with self._lock:
             self._tracker.remove(topic, partition, env.seq)
-        actual = msg.partition() if msg is not None else partition
+        reported = msg.partition() if msg is not None else None
+        actual = reported if reported is not None and reported >= 0 else partition
         latency = now - env.sent_at
         if err is None:
             if env.probe:
