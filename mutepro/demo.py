@@ -38,6 +38,7 @@ class RunResult:
     failed: int = 0
     buffer_errors: int = 0
     consumed: int = 0
+    duplicates: int = 0
     latencies_s: list[float] = field(default_factory=list)
     per_second: list[int] = field(default_factory=list)
     fault_window: tuple[float, float] = (0.0, 0.0)
@@ -96,7 +97,7 @@ def run_once(
             else:
                 result.failed += 1
 
-    value = b"x" * 512
+    pad = b"x" * 500
     fault_started = threading.Event()
     fault_done = threading.Event()
 
@@ -122,7 +123,7 @@ def run_once(
                 sent_at = time.monotonic()
                 try:
                     producer.produce(
-                        topic, value=value, on_delivery=lambda e, m, t=sent_at: on_delivery(e, m, t)
+                        topic, value=b"%011d|" % n + pad, on_delivery=lambda e, m, t=sent_at: on_delivery(e, m, t)
                     )
                     n += 1
                     result.produced += 1
@@ -149,7 +150,8 @@ def run_once(
     return result
 
 
-def count_records(bootstrap: str, topic: str, expected: int, timeout_s: float = 60.0) -> int:
+def count_records(bootstrap: str, topic: str, expected: int, timeout_s: float = 60.0) -> tuple[int, int]:
+    """Read the whole topic back: (records, distinct message numbers), so duplicates would show."""
     from confluent_kafka import Consumer
 
     consumer = Consumer({
@@ -157,16 +159,20 @@ def count_records(bootstrap: str, topic: str, expected: int, timeout_s: float = 
         "enable.auto.commit": False,
     })
     consumer.subscribe([topic])
-    seen = 0
+    records = 0
+    ids: set[bytes] = set()
     deadline = time.monotonic() + timeout_s
     idle = 0
-    # read until the expected count is reached and then two quiet polls in a row, so duplicates would show
-    while time.monotonic() < deadline and (seen < expected or idle < 2):
+    # read until the expected count is reached and then two quiet polls in a row
+    while time.monotonic() < deadline and (records < expected or idle < 2):
         batch = consumer.consume(5000, timeout=0.5)
         idle = 0 if batch else idle + 1
-        seen += sum(1 for m in batch if m.error() is None)
+        for m in batch:
+            if m.error() is None:
+                records += 1
+                ids.add(m.value()[:11])
     consumer.close()
-    return seen
+    return records, len(ids)
 
 
 def plot(results: list[RunResult], path: Path) -> None:
@@ -226,22 +232,23 @@ def demo(rate: int, duration: float, fault_at: float, fault_s: float, out: Path)
             with _console.status(f"{name}: {duration:.0f} s at {rate} msg/s, broker 2 stalled {fault_s:.0f} s"):
                 r = run_once(make, name, cluster, topic, rate=rate, duration_s=duration, fault_at_s=fault_at,
                              fault_s=fault_s)
-                r.consumed = count_records(cluster.bootstrap_servers, topic, r.delivered)
+                records, r.consumed = count_records(cluster.bootstrap_servers, topic, r.delivered)
+                r.duplicates = records - r.consumed
             results.append(r)
     finally:
         cluster.stop()
 
     table = Table(title="mutepro demo: one broker of three stalled")
-    for col in ("producer", "produced", "delivered", "failed", "lost", "consumed", "BufferErrors",
+    for col in ("producer", "produced", "delivered", "failed", "lost", "consumed", "dups", "BufferErrors",
                 "fault/before", "p99 ms", "mute after"):
-        table.add_column(col, justify="right")
+        table.add_column(col, justify="right", overflow="fold")
     for r in results:
         table.add_row(
             r.name, str(r.produced), str(r.delivered), str(r.failed), str(r.lost), str(r.consumed),
-            str(r.buffer_errors), f"{r.fault_ratio:.2f}x", f"{r.p99_ms:,.0f}",
+            str(r.duplicates), str(r.buffer_errors), f"{r.fault_ratio:.2f}x", f"{r.p99_ms:,.0f}",
             "-" if r.mute_after_s is None else f"{r.mute_after_s:.2f}s",
         )
-    Console().print(table)
+    Console(width=max(140, Console().width)).print(table)
     plot(results, out)
     click.echo(f"plot written to {out}")
     mute = results[-1]
