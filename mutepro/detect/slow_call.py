@@ -28,7 +28,14 @@ class SlowCallDetector:
 
     name = "slow_call"
 
-    def __init__(self, threshold_s: float, rate_threshold: float, window: SlidingWindow, minimum_calls: int) -> None:
+    def __init__(
+        self,
+        threshold_s: float,
+        rate_threshold: float,
+        window: SlidingWindow,
+        minimum_calls: int,
+        warm_up_s: float = 5.0,
+    ) -> None:
         if not threshold_s > 0:
             raise ConfigError(f"slow_call.threshold_s must be > 0 seconds, got {threshold_s!r}")
         self.threshold_s = float(threshold_s)
@@ -37,11 +44,16 @@ class SlowCallDetector:
         self.minimum_calls = check_minimum("slow_call.minimum_calls", minimum_calls)
         self._minimum = effective_minimum_calls(window, self.minimum_calls)
         self._last_report: float | None = None
+        # Before a partition's first report ever, its first messages also wait for metadata and a connection to a
+        # possibly cold broker; the stall rule then waits at least warm_up_s so startup is not taken for a stall.
+        self.warm_up_s = float(warm_up_s)
+        self._ever_reported = False
 
     def record(self, delivery: Delivery) -> None:
         """Count one final report; slow = latency over the threshold (failed or not)."""
         self.window.record(failed=not delivery.ok, slow=delivery.latency_s > self.threshold_s, now=delivery.now)
         self._last_report = delivery.now
+        self._ever_reported = True
 
     def check(self, load: PartitionLoad, now: float) -> Verdict | None:
         """Return a ``slow_call`` verdict when window + stuck messages are past the rate threshold."""
@@ -50,7 +62,8 @@ class SlowCallDetector:
         calls = stats.calls + stuck
         slow = stats.slow_calls + stuck
         silent_s = now - self._last_report if self._last_report is not None else load.oldest_age_s or 0.0
-        if stuck and silent_s > self.threshold_s:
+        stall_after = self.threshold_s if self._ever_reported else max(self.threshold_s, self.warm_up_s)
+        if stuck and silent_s > stall_after:
             return Verdict(
                 "slow_call",
                 {

@@ -223,6 +223,7 @@ class MuteProducer:
         self._rescue_batch: list[_Envelope] = []
         self._user_purge_at = float("-inf")  # messages sent before the application's last purge() stay purged
         self._wanted_topics: set[str] = set()
+        self._first_ok: dict[tuple[str, int], float] = {}
         self._topic_checked: dict[str, float] = {}
         self._stats: StatsSnapshot | None = None
         self._closed = False
@@ -630,7 +631,15 @@ class MuteProducer:
                 threshold = self._policy_for(topic).slow_call.threshold_ms / 1000.0
                 self._manager.probe_result(topic, actual, latency <= threshold)
             else:
-                self._manager.record(topic, actual, Delivery(True, latency, now))
+                # Messages sent before a partition's first successful delivery waited for metadata and a fresh
+                # connection (a cold start of 3,000 queued messages can all take > 500 ms): they say nothing about
+                # the partition's health, so the detectors only see messages sent after it first delivered.
+                warm_key = (topic, actual)
+                first_ok = self._first_ok.get(warm_key)
+                if first_ok is None:
+                    self._first_ok[warm_key] = now
+                elif env.sent_at >= first_ok:
+                    self._manager.record(topic, actual, Delivery(True, latency, now))
             self.counters.delivered += 1
             if env.callback is not None and not self._only_errors:
                 self._callbacks.put(env.callback, None, msg)

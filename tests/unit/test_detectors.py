@@ -181,10 +181,18 @@ class TestSlowCallDetector:
 
     def test_stalled_partition_trips_without_reports(self) -> None:
         """No deliveries at all, but 5 messages older than the threshold: a stall verdict naming them."""
-        d = SlowCallDetector(threshold_s=1.0, rate_threshold=0.5, window=CountWindow(100), minimum_calls=5)
+        d = SlowCallDetector(
+            threshold_s=1.0, rate_threshold=0.5, window=CountWindow(100), minimum_calls=5, warm_up_s=0.0
+        )
         v = d.check(load([4.0, 3.0, 2.5, 2.0, 1.5, 0.5]), 10.0)
         assert v is not None
         assert (v.detail["stalled"], v.detail["stuck"], v.detail["oldest_age_s"]) == (1, 5, 4.0)
+
+    def test_cold_start_gets_the_warm_up_grace(self) -> None:
+        """Before the first report ever, messages must wait warm_up_s (not just the threshold) to count as a stall."""
+        d = SlowCallDetector(threshold_s=1.0, rate_threshold=0.5, window=CountWindow(100), minimum_calls=50)
+        assert d.check(load([4.0, 3.0, 2.0]), 10.0) is None  # 4 s < 5 s warm-up: still connecting
+        assert d.check(load([5.5, 3.0, 2.0]), 11.5) is not None
 
     def test_stall_is_not_diluted_by_fast_history(self) -> None:
         """100 fast calls, then nothing delivered for 1.5 s while 3 messages wait past 1 s: trips at once."""

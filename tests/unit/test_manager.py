@@ -116,8 +116,12 @@ class Rig:
         return self.mgr.evaluate(self.tracker.load)
 
     def stall(self, *partitions: int) -> list[tuple[str, int]]:
-        """Partitions whose leader stopped answering: a message sits there for 1.5 s (> 1 s), no reports."""
+        """Partitions whose leader stopped answering: a message sits there for 1.5 s (> 1 s), no reports.
+
+        Each partition delivered once before (a warm partition), so the cold-start grace does not apply.
+        """
         for p in partitions:
+            self.mgr.record(T, p, Delivery(ok=True, latency_s=0.01, now=self.clock()))
             self.send(p)
         self.clock.advance(1.5)
         return self.evaluate()
