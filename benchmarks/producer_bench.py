@@ -57,7 +57,7 @@ class Durations:
     flush_s: float  # bound on the flush after the load
 
 
-FULL = Durations(happy_s=8.0, happy_reps=2, run_s=60.0, fault_start_s=20.0, fault_s=20.0, flush_s=30.0)
+FULL = Durations(happy_s=6.0, happy_reps=2, run_s=60.0, fault_start_s=20.0, fault_s=20.0, flush_s=30.0)
 QUICK = Durations(happy_s=4.0, happy_reps=1, run_s=20.0, fault_start_s=7.0, fault_s=6.0, flush_s=20.0)
 
 
@@ -68,6 +68,8 @@ class Scenario:
     replication_factor: int
     acks: str
     description: str
+    #: acks=all on RF=3: every partition has a replica on the faulted broker and waits for it, not only those it leads
+    all_partitions_affected: bool = False
 
 
 SCENARIOS = {
@@ -81,9 +83,10 @@ SCENARIOS = {
     "stalled_rf3_acks_all": Scenario(
         "stalled_rf3_acks_all", "stall", 3, "all",
         f"broker {FAULT_BROKER} SIGSTOPped; {PARTITIONS} partitions, RF=3, acks=all (every partition waits on it)",
+        all_partitions_affected=True,
     ),
 }
-DEFAULT_SCENARIOS = ("stalled", "limping")
+DEFAULT_SCENARIOS = ("stalled", "limping", "stalled_rf3_acks_all")
 
 QUEUE_NOTE = (
     "queue.buffering.max.messages={queue} for both producers (librdkafka's default is 100000): at the offered rate "
@@ -95,7 +98,8 @@ RF_NOTE = (
     "hits one third of the traffic and nothing else, which is what muting is for. With RF=3 and acks=all a "
     "stalled follower also stalls every partition it replicates (all 12 here) until it leaves the ISR "
     "(replica.lag.time.max.ms=10 s on this cluster; broker.session.timeout.ms=9 s fences it first), so no "
-    "partition is healthy to move to; that is the optional stalled_rf3_acks_all scenario (--scenarios)."
+    "partition is healthy to move to; that is the stalled_rf3_acks_all scenario, where every partition counts as "
+    "faulted."
 )
 
 
@@ -362,7 +366,7 @@ class _Bench:
             fault.join(30)
             # the partitions broker 2 led when the fault began (read by the fault thread just before it)
             leaders = times.get("leaders") or leaders_created
-            faulted = tuple(sorted(p for p, b in leaders.items() if b == FAULT_BROKER))
+            faulted = tuple(sorted(p for p, b in leaders.items() if b == FAULT_BROKER or sc.all_partitions_affected))
             window = FaultWindow(
                 times.get("start", t_start + dur.fault_start_s) - res.t0,
                 times.get("end", t_start + dur.fault_start_s + dur.fault_s) - res.t0,
