@@ -9,7 +9,7 @@
 from __future__ import annotations
 
 from mutepro.detect import Delivery, PartitionDetector, PartitionLoad, Verdict
-from mutepro.errors import ClusterError, ConfigError, MutedPartitionError, MuteproError, PrerequisiteError
+from mutepro.errors import ClusterError, ConfigError, MuteproError, PrerequisiteError
 from mutepro.mute.breaker import BreakerState, MuteBreaker
 from mutepro.mute.manager import MuteEvent, ProducerMuteManager
 from mutepro.mute.store import BreakerStore, MemoryStore, RedisStore
@@ -55,7 +55,6 @@ __all__ = [
     "MuteEvent",
     "MuteProducer",
     "MuteView",
-    "MutedPartitionError",
     "MuteproError",
     "MutingPartitioner",
     "PartitionDetector",

@@ -27,7 +27,3 @@ class PrerequisiteError(ClusterError):
 
 class ConfigError(MuteproError):
     """A configuration value is invalid; the message names the field and the fix."""
-
-
-class MutedPartitionError(MuteproError):
-    """A message could not be sent because its partition is muted and the keyed policy is ``fail``."""

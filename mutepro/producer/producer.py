@@ -224,6 +224,8 @@ class MuteProducer:
         self._user_purge_at = float("-inf")  # messages sent before the application's last purge() stay purged
         self._wanted_topics: set[str] = set()
         self._first_ok: dict[tuple[str, int], float] = {}
+        # keyed reroutes since the last tick, (topic, home) -> {target: count}: one event per tick, not per message
+        self._reroutes: dict[tuple[str, int], dict[int, int]] = {}
         self._topic_checked: dict[str, float] = {}
         self._stats: StatsSnapshot | None = None
         self._closed = False
@@ -552,6 +554,8 @@ class MuteProducer:
             else:
                 self.counters.rerouted += 1
                 self._send(env, target)
+                moves = self._reroutes.setdefault((topic, home), {})
+                moves[target] = moves.get(target, 0) + 1
         elif policy == "fail":
             self.counters.muted_fail += 1
             reason = self._manager.state()["topics"].get(topic, {}).get(home, {}).get("reason")
@@ -741,6 +745,14 @@ class MuteProducer:
             self._release_holds()
         if self._retry:
             self._resend_retries()
+        if self._reroutes:
+            with self._lock:
+                reroutes, self._reroutes = self._reroutes, {}
+            for (topic, home), targets in reroutes.items():
+                log.info(
+                    "partition_reroute", topic=topic, partition=home, broker=self._manager.leader(topic, home),
+                    rerouted=sum(targets.values()), to_partitions=targets,
+                )
         self._refresh_weights(now)
 
     def _load_metadata(self, now: float) -> None:

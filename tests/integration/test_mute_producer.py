@@ -322,3 +322,128 @@ class TestPolicyFromYaml:
         assert fast.flush(60) == 0 and slow.flush(60) == 0
         fast.close()
         slow.close()
+
+
+class TestThreadsAndDriver:
+    def test_many_threads_produce_and_every_message_is_reported_once(
+        self, kafka_cluster: LocalCluster, topic_factory
+    ) -> None:
+        """Four threads producing 2,500 messages each: 10,000 reports, 10,000 distinct records in Kafka."""
+        topic = topic_factory(partitions=6, replication_factor=3)
+        ledger = Ledger()
+        producer = MuteProducer(kafka_cluster.client_config(**{"linger.ms": 5}))
+
+        def work(t: int) -> None:
+            for i in range(2500):
+                while True:
+                    try:
+                        key = None if i % 3 else f"k{i % 17}".encode()
+                        producer.produce(topic, value=f"t{t}-{i}|".encode(), key=key, on_delivery=ledger.callback)
+                        break
+                    except BufferError:
+                        time.sleep(0.001)
+
+        threads = [threading.Thread(target=work, args=(t,)) for t in range(4)]
+        for th in threads:
+            th.start()
+        for th in threads:
+            th.join(60)
+        assert producer.flush(60) == 0
+        assert ledger.reports == 10_000 and len(ledger.delivered) == 10_000
+        records = consume_all(kafka_cluster.bootstrap_servers, topic, 10_000)
+        assert len(records) == 10_000
+        producer.close()
+
+    def test_muting_does_not_wait_for_the_application_to_poll(self, kafka_cluster: LocalCluster, topic_factory) -> None:
+        """The driver thread mutes a stalled broker's partitions while the application never calls poll()."""
+        topic = topic_factory(replica_assignment=RF1)
+        ledger = Ledger()
+        producer = MuteProducer(kafka_cluster.client_config(**{"linger.ms": 5}), policy=_policy())
+        _warm(producer, topic, ledger)
+        served_before = ledger.reports
+        with kafka_cluster.stalled(2):
+            for i in range(600):
+                producer.produce(topic, value=f"n{i}|".encode(), partition=i % 6, on_delivery=ledger.callback)
+            # no poll() here: only wait for the driver's decision
+            assert wait_for(lambda: _muted(producer, topic) >= ON_BROKER_2, 30)
+            assert ledger.reports == served_before, "no callback ran: the application did not poll"
+        assert producer.flush(60) == 0
+        assert ledger.reports == served_before + 600
+        producer.close()
+
+    def test_error_cb_reaches_the_application(self) -> None:
+        """With no broker listening, the user's error_cb is called from poll() like with the plain client."""
+        import socket
+
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]  # closed again: nothing listens there
+        errors: list[KafkaError] = []
+        producer = MuteProducer({"bootstrap.servers": f"127.0.0.1:{port}", "error_cb": errors.append})
+        assert wait_for(lambda: bool(errors), 30, step=lambda: producer.poll(0.2))
+        assert errors[0].code() in (KafkaError._TRANSPORT, KafkaError._ALL_BROKERS_DOWN)
+        producer.close(timeout=0)
+
+
+class TestVisibility:
+    def test_prometheus_endpoint_serves_the_counters(self, kafka_cluster: LocalCluster, topic_factory) -> None:
+        """metrics.prometheus_port in the policy serves mutepro_* counters and per-partition gauges."""
+        import socket
+        import urllib.request
+
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        topic = topic_factory(partitions=3, replication_factor=1)
+        producer = MuteProducer(
+            kafka_cluster.client_config(), policy={"metrics": {"prometheus_port": port, "namespace": "mtest"}}
+        )
+        for i in range(50):
+            producer.produce(topic, value=f"{i}".encode(), partition=i % 3)
+        assert producer.flush(30) == 0
+        assert wait_for(lambda: producer.mute_manager.snapshot(topic) is not None, 15, step=lambda: producer.poll(0.1))
+        body = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=10).read().decode()
+        produced = [line for line in body.splitlines() if line.startswith("mtest_produced_total{")]
+        assert produced and float(produced[0].rsplit(" ", 1)[1]) == 50.0
+        assert (
+            f'mtest_partition_muted{{partition="0",producer="{producer.name}",state="closed",topic="{topic}"}}' in body
+        )
+        producer.close()
+
+
+class TestSharedState:
+    def test_a_mute_in_another_process_is_adopted_through_redis(
+        self, kafka_cluster: LocalCluster, topic_factory, redis_url: str
+    ) -> None:
+        """A partition muted by a producer in a separate Python process is muted here too (Redis state backend)."""
+        import json
+        import subprocess
+        import sys
+
+        topic = topic_factory(partitions=6, replication_factor=3)
+        policy = {"state": {"backend": "redis", "url": redis_url, "key_prefix": f"t-{topic}"}}
+        here = MuteProducer(kafka_cluster.client_config(), policy=policy)
+        ledger = Ledger()
+        _warm(here, topic, ledger)
+        script = f"""
+import json, time
+from mutepro import MuteProducer
+p = MuteProducer({{"bootstrap.servers": {kafka_cluster.bootstrap_servers!r}}}, policy=json.loads({json.dumps(json.dumps(policy))}))
+p.produce({topic!r}, value=b"other", partition=0)
+p.flush(30)
+deadline = time.monotonic() + 30
+while p.mute_manager.snapshot({topic!r}) is None and time.monotonic() < deadline:
+    p.poll(0.1)
+p.mute_manager.mute({topic!r}, 3, reason="maintenance on broker disk")
+p.close()
+print("muted")
+"""
+        out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+        assert out.returncode == 0 and "muted" in out.stdout, out.stderr[-2000:]
+        assert wait_for(lambda: 3 in _muted(here, topic), 30, step=lambda: here.poll(0.1))
+        placed: set[int] = set()
+        for i in range(200):
+            here.produce(topic, value=b"u", on_delivery=lambda e, m: placed.add(m.partition()))
+        assert here.flush(30) == 0
+        assert 3 not in placed
+        here.close()
