@@ -194,7 +194,8 @@ class TopicPolicy(_Model):
     keyed_policy: KeyedPolicyName = Field(
         default="reroute",
         description="What happens to a keyed message whose partition is muted: reroute it to another "
-        "partition, hold it until the partition unmutes, fail it (its delivery callback gets a _STATE KafkaError naming the muted partition), or ignore the mute.",
+        "partition, hold it until the partition unmutes, fail it (a _STATE KafkaError naming the partition), "
+        "or ignore the mute.",
     )
     hold: HoldConfig = Field(default_factory=lambda: HoldConfig())
     failure_rate: FailureRateConfig = Field(default_factory=lambda: FailureRateConfig())

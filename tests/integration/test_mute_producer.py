@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from collections import defaultdict
 from typing import Any
 
@@ -428,7 +429,8 @@ class TestSharedState:
         script = f"""
 import json, time
 from mutepro import MuteProducer
-p = MuteProducer({{"bootstrap.servers": {kafka_cluster.bootstrap_servers!r}}}, policy=json.loads({json.dumps(json.dumps(policy))}))
+policy = json.loads({json.dumps(json.dumps(policy))})
+p = MuteProducer({{"bootstrap.servers": {kafka_cluster.bootstrap_servers!r}}}, policy=policy)
 p.produce({topic!r}, value=b"other", partition=0)
 p.flush(30)
 deadline = time.monotonic() + 30
@@ -442,7 +444,7 @@ print("muted")
         assert out.returncode == 0 and "muted" in out.stdout, out.stderr[-2000:]
         assert wait_for(lambda: 3 in _muted(here, topic), 30, step=lambda: here.poll(0.1))
         placed: set[int] = set()
-        for i in range(200):
+        for _ in range(200):
             here.produce(topic, value=b"u", on_delivery=lambda e, m: placed.add(m.partition()))
         assert here.flush(30) == 0
         assert 3 not in placed
