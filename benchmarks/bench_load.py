@@ -85,6 +85,7 @@ class LoadResult:
     offered: int  # messages scheduled (closed loop: attempted)
     accepted: int
     rejected: int  # given up by the app after BufferError retries (bounded), or skipped while blocked
+    skipped_late: int  # of ``rejected``: already max_lag_s late when their turn came (the app was held up)
     buffer_errors: int  # BufferError exceptions seen by the app
     messages_hit_buffer_error: int
     left_after_flush: int
@@ -133,7 +134,7 @@ def closed_loop(
     load_end = clock()
     left = producer.flush(flush_timeout_s)
     end = clock()
-    return LoadResult(t0, load_end, end, n, n, 0, errors, hit, left, end - load_end)
+    return LoadResult(t0, load_end, end, n, n, 0, 0, errors, hit, left, end - load_end)
 
 
 def open_loop(
@@ -154,7 +155,7 @@ def open_loop(
     produce, poll = producer.produce, producer.poll
     sent, state = recorder.sent, recorder.state
     total = min(int(rate * seconds), recorder.capacity)
-    n = accepted = rejected = errors = hit = 0
+    n = accepted = rejected = skipped = errors = hit = 0
     events: list[Any] = []
     seen: set[int] = set()
     t0 = clock()
@@ -169,7 +170,8 @@ def open_loop(
             sched = t0 + n / rate
             key = _KEYS[n % KEYS] if keyed else None
             if clock() - sched > max_lag_s:
-                rejected += 1  # the app fell behind while blocked on BufferError: this one is dropped
+                rejected += 1  # the app fell behind (blocked on BufferError, or held up): this one is dropped
+                skipped += 1
                 n += 1
                 continue
             value = n.to_bytes(8, "big") + _PAD
@@ -207,7 +209,9 @@ def open_loop(
     end = clock()
     if events_of is not None:
         _collect(events_of(), events, seen)
-    return LoadResult(t0, load_end, end, total, accepted, rejected, errors, hit, left, end - load_end, events)
+    return LoadResult(
+        t0, load_end, end, total, accepted, rejected, skipped, errors, hit, left, end - load_end, events
+    )
 
 
 def _collect(current: list[Any], into: list[Any], seen: set[int]) -> None:

@@ -69,6 +69,7 @@ def summarize_run(
         "offered": n,
         "accepted": int(accepted_mask.sum()),
         "rejected_by_app": res.rejected,
+        "rejected_skipped_late": res.skipped_late,
         "buffer_errors": res.buffer_errors,
         "messages_hit_buffer_error": res.messages_hit_buffer_error,
         "delivered": int(delivered_mask.sum()),
@@ -126,6 +127,9 @@ def summarize_run(
 def mute_timing(events: Iterable[Any], t0: float, fault: FaultWindow) -> dict[str, Any]:
     """Time from fault start to the first mute of a faulted partition, and from fault end to the last unmute.
 
+    ``time_to_last_unmute_s``: fault end -> last ``unmute`` of the faulted partitions muted at fault end (0.0 when
+    none was; None when one is still muted at the end of the run).
+
     A *faulted* partition is one the faulted broker led when the run started. Mutes of other partitions are
     reported as ``other_partition_mutes`` (a false alarm, or the broker rule muting by leadership).
     """
@@ -155,6 +159,19 @@ def mute_timing(events: Iterable[Any], t0: float, fault: FaultWindow) -> dict[st
         else:
             other += 1
     still_muted = sorted(p for p, m in state.items() if m)
+    # Which faulted partitions were muted when the fault ended: only those have an unmute to wait for. If none
+    # was (a limping broker's partitions can pass their probes during the fault), they were writable at once: 0 s.
+    at_end: dict[int, bool] = {}
+    for e in evs:
+        if e.at < end and e.partition in hit and e.kind in ("mute", "remute", "unmute"):
+            at_end[e.partition] = e.kind != "unmute"
+    muted_at_end = sorted(p for p, m in at_end.items() if m)
+    if not muted_at_end:
+        unmute_s: float | None = 0.0
+    elif any(p in still_muted for p in muted_at_end) or not last_unmute:
+        unmute_s = None  # still muted when the run ended
+    else:
+        unmute_s = round(max(last_unmute.values()) - end, 3)
     out: dict[str, Any] = {
         "faulted_partitions": list(fault.partitions),
         "muted_faulted_partitions": sorted(first_mute),
@@ -162,7 +179,8 @@ def mute_timing(events: Iterable[Any], t0: float, fault: FaultWindow) -> dict[st
         "time_to_all_faulted_muted_s": (
             round(max(first_mute.values()) - start, 3) if hit and set(first_mute) >= hit else None
         ),
-        "time_to_last_unmute_s": round(max(last_unmute.values()) - end, 3) if last_unmute else None,
+        "muted_at_fault_end": muted_at_end,
+        "time_to_last_unmute_s": unmute_s,
         "still_muted_at_end": still_muted,
         "mutes_before_fault": before_fault,
         "other_partition_mutes": other,
@@ -173,7 +191,7 @@ def mute_timing(events: Iterable[Any], t0: float, fault: FaultWindow) -> dict[st
     return out
 
 
-def event_log(events: Iterable[Any], t0: float, limit: int = 200) -> list[dict[str, Any]]:
+def event_log(events: Iterable[Any], t0: float, limit: int = 600) -> list[dict[str, Any]]:
     """The MuteEvents as JSON rows with ``t`` relative to the run's start (first ``limit``)."""
     rows = []
     for e in sorted(events, key=lambda e: e.at)[:limit]:

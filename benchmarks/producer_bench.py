@@ -286,6 +286,11 @@ class _Bench:
                 "plain_msgs_s": round(median(plain), 1), "mute_msgs_s": round(median(mute), 1),
                 "ratio": ratio(median(mute), median(plain)),
                 "plain_runs": plain, "mute_runs": mute,
+                # partitions MuteProducer muted while merely saturated (no fault at all): its own queueing
+                # latency passes the slow-call threshold in a closed loop
+                "mute_runs_mutes": [
+                    r["mute_counters"]["mutes"] for r in runs if r["mode"] == mode and r["producer"] == "mute"
+                ],
             }
         out["runs"] = runs
         return out

@@ -147,8 +147,22 @@ class TestMuteTiming:
         assert (out["mutes_before_fault"], out["other_partition_mutes"]) == (1, 1)
         assert out["still_muted_at_end"] == [9]
 
+    def test_unmuted_before_fault_end_counts_as_zero(self) -> None:
+        """Partitions already writable again when the fault ends need no unmute: 0 s, not None."""
+        events = [Ev("mute", 0, 1.2), Ev("unmute", 0, 1.6)]
+        out = mute_timing(events, 0.0, FaultWindow(1.0, 2.0, 2, (0,)))
+        assert out["muted_at_fault_end"] == []
+        assert out["time_to_last_unmute_s"] == 0.0
+
+    def test_still_muted_at_run_end_is_none(self) -> None:
+        """A faulted partition never unmuted after the fault has no unmute time."""
+        events = [Ev("mute", 0, 1.2), Ev("unmute", 0, 2.5), Ev("mute", 0, 2.8)]
+        out = mute_timing(events, 0.0, FaultWindow(1.0, 2.0, 2, (0,)))
+        assert out["time_to_last_unmute_s"] is None
+        assert out["still_muted_at_end"] == [0]
+
     def test_no_mute_reports_none(self) -> None:
         """Without a mute of a faulted partition the times are None, not zero."""
         out = mute_timing([], 0.0, FaultWindow(1.0, 2.0, 2, (0,)))
         assert out["time_to_first_mute_s"] is None
-        assert out["time_to_last_unmute_s"] is None
+        assert out["muted_faulted_partitions"] == []
