@@ -170,7 +170,7 @@ def count_records(bootstrap: str, topic: str, expected: int, timeout_s: float = 
         for m in batch:
             if m.error() is None:
                 records += 1
-                ids.add(m.value()[:11])
+                ids.add((m.value() or b"")[:11])
     consumer.close()
     return records, len(ids)
 

@@ -294,12 +294,14 @@ class LocalCluster:
         """SIGSTOP the node: it keeps its sockets but answers nothing, like a hung disk or GC pause."""
         node = self._faultable(node_id)
         node.signal(signal.SIGSTOP)
+        _await_state(node, stalled=True)
         log.info("fault_stall", node=node.label, pid=node.pid)
 
     def resume(self, node_id: int | str) -> None:
         """SIGCONT a stalled node."""
         node = self._faultable(node_id)
         node.signal(signal.SIGCONT)
+        _await_state(node, stalled=False)
         log.info("fault_resume", node=node.label, pid=node.pid)
 
     def kill(self, node_id: int | str) -> None:
@@ -615,6 +617,14 @@ def _allocate_ports(wanted: list[int], host: str) -> list[int]:
         for sock in holders:
             sock.close()
     return ports
+
+
+def _await_state(node: NodeProcess, *, stalled: bool, timeout_s: float = 5.0) -> None:
+    """Signals are delivered asynchronously: return once /proc shows the process (not) stopped, so a caller
+    that stalls a broker can rely on it being stopped when stall() returns."""
+    deadline = time.monotonic() + timeout_s
+    while node.is_stalled() != stalled and node.is_running() and time.monotonic() < deadline:
+        time.sleep(0.002)  # the kernel acts on the signal within microseconds; this is a bounded wait for it
 
 
 def _diagnose(node: NodeProcess) -> str:

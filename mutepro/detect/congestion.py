@@ -26,6 +26,9 @@ class CongestionDetector:
     def record(self, delivery: Delivery) -> None:
         """Nothing to remember: congestion is read from the live load."""
 
+    def record_many(self, calls: int, failures: int, slow: int, now: float) -> None:
+        """Nothing to remember."""
+
     def check(self, load: PartitionLoad, now: float) -> Verdict | None:
         """Return a ``congestion`` verdict when the share of messages or bytes is over ``max_share``."""
         if load.outstanding < self.min_messages:

@@ -44,6 +44,10 @@ class FailureRateDetector:
         """Count one final report: failed = not ok."""
         self.window.record(failed=not delivery.ok, slow=False, now=delivery.now)
 
+    def record_many(self, calls: int, failures: int, slow: int, now: float) -> None:
+        """Count a tick's worth of final reports at once."""
+        self.window.record_many(calls, failures, 0, now)
+
     def check(self, load: PartitionLoad, now: float) -> Verdict | None:
         """Return a ``failure_rate`` verdict when the window is past the threshold."""
         stats = self.window.stats(now)

@@ -29,6 +29,19 @@ class PartitionDetector(Protocol):
 
 
 @runtime_checkable
+class BulkRecorder(Protocol):
+    """Optional for detectors: take a tick's tally of reports at once (the producer's fast path).
+
+    The producer counts delivery reports per partition with plain integers and hands them over every tick
+    (50 ms): ``calls`` reports, ``failures`` of them failed, ``slow`` of them slower than the topic's
+    ``slow_call.threshold_ms``. A detector without ``record_many`` gets one :meth:`PartitionDetector.record`
+    call per report instead.
+    """
+
+    def record_many(self, calls: int, failures: int, slow: int, now: float) -> None: ...
+
+
+@runtime_checkable
 class BrokerHealthDetector(Protocol):
     """Judges brokers as a whole (one instance per producer); see
     :class:`mutepro.detect.broker.BrokerDetector`."""

@@ -55,6 +55,14 @@ class SlowCallDetector:
         self._last_report = delivery.now
         self._ever_reported = True
 
+    def record_many(self, calls: int, failures: int, slow: int, now: float) -> None:
+        """Count a tick's worth of final reports at once (``slow`` were over this detector's threshold)."""
+        if calls <= 0:
+            return
+        self.window.record_many(calls, failures, slow, now)
+        self._last_report = now
+        self._ever_reported = True
+
     def check(self, load: PartitionLoad, now: float) -> Verdict | None:
         """Return a ``slow_call`` verdict when window + stuck messages are past the rate threshold."""
         stats = self.window.stats(now)

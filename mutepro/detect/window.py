@@ -48,6 +48,8 @@ class SlidingWindow(Protocol):
 
     def record(self, *, failed: bool, slow: bool, now: float) -> None: ...
 
+    def record_many(self, calls: int, failures: int, slow: int, now: float) -> None: ...
+
     def stats(self, now: float) -> WindowStats: ...
 
     def reset(self) -> None: ...
@@ -84,6 +86,21 @@ class CountWindow:
         self._failures += bits & _FAILED
         self._slow += (bits & _SLOW) >> 1
         self._next = (self._next + 1) % self.size
+
+    def record_many(self, calls: int, failures: int, slow: int, now: float = 0.0) -> None:
+        """Add ``calls`` calls at once (``failures`` failed, ``slow`` slow; the failures and slow ones last).
+
+        The producer tallies delivery reports between checks and folds them in here every tick (50 ms), so the
+        per-message cost is one integer increment; the order of calls within one tick is not kept. Only the last
+        ``size`` calls can matter, so this is O(min(calls, size)).
+        """
+        keep = min(calls, self.size)
+        failures = min(failures, keep)
+        slow = min(slow, keep)
+        plain = keep - max(failures, slow)
+        for i in range(keep):
+            j = i - plain
+            self.record(failed=0 <= j < failures, slow=0 <= j < slow)
 
     def stats(self, now: float = 0.0) -> WindowStats:
         """Totals over the calls held (at most ``size``)."""
@@ -174,6 +191,23 @@ class TimeWindow:
         if slow:
             self._slow[i] += 1
             self._total_slow += 1
+
+    def record_many(self, calls: int, failures: int, slow: int, now: float) -> None:
+        """Add ``calls`` calls at time ``now`` to its bucket in one step (O(1))."""
+        if calls <= 0:
+            return
+        bucket = self._bucket_of(now)
+        self._advance(bucket)
+        assert self._head is not None
+        if bucket <= self._head - self.buckets:
+            return
+        i = bucket % self.buckets
+        self._calls[i] += calls
+        self._total_calls += calls
+        self._failures[i] += failures
+        self._total_failures += failures
+        self._slow[i] += slow
+        self._total_slow += slow
 
     def stats(self, now: float) -> WindowStats:
         """Totals over the buckets still inside the window at ``now`` (evicting the ones that left it)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -65,7 +65,7 @@ class _Partition:
 
 
 class _Topic:
-    __slots__ = ("name", "partitions", "policy", "probing", "slow_threshold_s", "snapshot")
+    __slots__ = ("name", "partitions", "policy", "probing", "saturated", "slow_threshold_s", "snapshot")
 
     def __init__(self, name: str, policy: TopicPolicy) -> None:
         self.name = name
@@ -73,6 +73,7 @@ class _Topic:
         self.partitions: dict[int, _Partition] = {}
         self.snapshot: TopicSnapshot | None = None
         self.probing: frozenset[int] = frozenset()
+        self.saturated = False
         self.slow_threshold_s = policy.slow_call.threshold_ms / 1000.0 if policy.slow_call.enabled else None
 
 
@@ -103,6 +104,8 @@ class ProducerMuteManager:
         self._detector_factory = detector_factory
         self._on_event = on_event
         self._topics: dict[str, _Topic] = {}
+        #: topic -> current immutable snapshot, swapped whole (read lock-free by producing threads)
+        self.snapshots: dict[str, TopicSnapshot] = {}
         self._lock = threading.RLock()
         self._version = 0
         bp = (broker_policy or policy_for("")).broker
@@ -251,6 +254,24 @@ class ProducerMuteManager:
         for det in part.detectors:
             det.record(delivery)
 
+    def record_many(self, topic: str, partition: int, calls: int, failures: int, slow: int, now: float) -> None:
+        """Feed a tick's tally of reports to the partition's detectors (``slow``: over the topic's threshold)."""
+        t = self._topics.get(topic)
+        part = t.partitions.get(partition) if t is not None else None
+        if part is None:
+            return
+        for det in part.detectors:
+            bulk = getattr(det, "record_many", None)
+            if bulk is not None:
+                bulk(calls, failures, slow, now)
+                continue
+            # a custom detector without record_many: one synthetic report per call
+            threshold = t.slow_threshold_s or 0.0 if t is not None else 0.0
+            for i in range(calls):
+                failed = i < failures
+                is_slow = i >= calls - slow
+                det.record(Delivery(not failed, threshold * 2 if is_slow else 0.0, now))
+
     def probe_result(self, topic: str, partition: int, ok: bool) -> None:
         t = self._topics.get(topic)
         part = t.partitions.get(partition) if t is not None else None
@@ -265,6 +286,7 @@ class ProducerMuteManager:
         muted per leader and at librdkafka's broker statistics and mutes every partition of a bad broker.
         """
         now = self._clock()
+        verdicts: list[tuple[_Topic, _Partition, Verdict]] = []
         with self._lock:
             for name, t in list(self._topics.items()):
                 for p, part in t.partitions.items():
@@ -288,13 +310,44 @@ class ProducerMuteManager:
                     for det in part.detectors:
                         verdict = det.check(load, now)
                         if verdict is not None:
-                            self._trip(t, part, verdict)
+                            verdicts.append((t, part, verdict))
                             break
+                self._apply_verdicts(t, verdicts)
+                verdicts = []
             self._evaluate_brokers(stats, now)
             for name in list(self._topics):
                 self._rebuild(name)
             opened, self._pending_open = self._pending_open, []
             return opened
+
+    def _apply_verdicts(self, t: _Topic, verdicts: list[tuple[_Topic, _Partition, Verdict]]) -> None:
+        """Trip the breakers, unless slow calls are everywhere: that is the producer or the whole cluster
+        saturated, not a bad partition, and muting would only shuffle load around.
+
+        Example: 12 partitions on 3 brokers, one broker stalled -> 4 slow partitions (a third): muted. A closed
+        loop pushing more than the cluster takes -> all 12 slow at once: none muted (logged once per burst).
+        """
+        if not verdicts:
+            return
+        slow_now = [v for v in verdicts if v[2].reason == "slow_call"]
+        if slow_now:
+            already = sum(
+                1 for part in t.partitions.values()
+                if part.breaker.state is not BreakerState.CLOSED and part.breaker.reason is not None
+                and part.breaker.reason.reason == "slow_call"
+            )
+            if 2 * (already + len(slow_now)) > len(t.partitions) and len(t.partitions) > 1:
+                if not t.saturated:
+                    log.warning(
+                        "slow_calls_everywhere", topic=t.name, slow_partitions=already + len(slow_now),
+                        partitions=len(t.partitions), action="not muting: the producer or cluster is saturated",
+                    )
+                t.saturated = True
+                verdicts = [v for v in verdicts if v[2].reason != "slow_call"]
+            else:
+                t.saturated = False
+        for topic, part, verdict in verdicts:
+            self._trip(topic, part, verdict)
 
     def refresh_weights(self, topic: str, queue_sizes: Mapping[int, int]) -> None:
         """Re-weight the topic's writable partitions by their outstanding messages (KIP-794)."""
@@ -436,6 +489,7 @@ class ProducerMuteManager:
             topic, len(t.partitions), muted, queue_sizes, adaptive=t.policy.partitioner.adaptive,
             version=self._version,
         )
+        self.snapshots[topic] = t.snapshot  # the producer hot path reads this dict directly
         t.probing = probing
 
     def _on_transition(self, tr: Transition) -> None:
@@ -492,11 +546,35 @@ def _since_reset(part: _Partition, load: PartitionLoad, now: float) -> Partition
     if load.oldest_age_s is None or load.oldest_age_s <= window:
         part.fresh_since = None  # every message sent before the reset has its report
         return load
-    ages = tuple(a for a in load.ages_s if a <= window)
+    # ages are oldest first: skip the prefix older than the reset with one bisection, keep a view of the rest
+    older = load.count_older_than(window)
+    ages = _Tail(load.ages_s, older)
     return PartitionLoad(
-        load.outstanding, load.outstanding_bytes, ages[0] if ages else None, load.buffer_max_messages,
+        load.outstanding, load.outstanding_bytes, ages[0] if len(ages) else None, load.buffer_max_messages,
         load.buffer_max_bytes, ages,
     )
+
+
+class _Tail(Sequence[float]):
+    """``seq[start:]`` as a view (no copy of a possibly long sequence of ages)."""
+
+    __slots__ = ("_seq", "_start")
+
+    def __init__(self, seq: Sequence[float], start: int) -> None:
+        self._seq = seq
+        self._start = start
+
+    def __len__(self) -> int:
+        return max(0, len(self._seq) - self._start)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return self._seq[self._start + i]
 
 
 def _plain(detail: Mapping[str, Any]) -> dict[str, Any]:

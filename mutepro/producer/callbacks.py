@@ -15,6 +15,9 @@ from collections.abc import Callable
 from typing import Any
 
 Pending = tuple[Callable[..., Any], tuple[Any, ...]]
+#: Waiters re-check the queue at least this often (put() skips the lock when nobody waits, so a wake-up can be
+#: missed by a waiter that was just about to wait; it then sees the item within this slice).
+_SLICE_S = 0.05
 
 
 class CallbackQueue:
@@ -23,25 +26,34 @@ class CallbackQueue:
     def __init__(self) -> None:
         self._items: deque[Pending] = deque()
         self._cond = threading.Condition()
+        self._waiters = 0  # threads blocked in wait()/serve(); put() only takes the lock when there are some
 
     def __len__(self) -> int:
         return len(self._items)
 
     def put(self, fn: Callable[..., Any], *args: Any) -> None:
-        with self._cond:
-            self._items.append((fn, args))
-            self._cond.notify_all()
+        # The delivery-report hot path: deque.append is atomic, and nobody needs waking while nobody waits.
+        # A waiter that starts waiting just after this check wakes on its own within _SLICE_S.
+        self._items.append((fn, args))
+        if self._waiters:
+            with self._cond:
+                self._cond.notify_all()
 
     def wake(self) -> None:
         """Wake waiters without an item (something else they wait for changed, e.g. outstanding reached 0)."""
-        with self._cond:
-            self._cond.notify_all()
+        if self._waiters:
+            with self._cond:
+                self._cond.notify_all()
 
     def wait(self, timeout_s: float | None) -> None:
         """Block until an item is queued, :meth:`wake` is called, or ``timeout_s`` passes."""
         with self._cond:
             if not self._items:
-                self._cond.wait(timeout_s)
+                self._waiters += 1
+                try:
+                    self._cond.wait(_SLICE_S if timeout_s is None else min(timeout_s, _SLICE_S))
+                finally:
+                    self._waiters -= 1
 
     def serve(self, timeout_s: float | None = 0.0) -> int:
         """Run queued callbacks on this thread, waiting up to ``timeout_s`` (``None`` = forever) for the first.
@@ -59,7 +71,11 @@ class CallbackQueue:
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
                     return 0
-                self._cond.wait(remaining)
+                self._waiters += 1
+                try:
+                    self._cond.wait(_SLICE_S if remaining is None else min(remaining, _SLICE_S))
+                finally:
+                    self._waiters -= 1
             budget = len(self._items)
         served = 0
         while served < budget:

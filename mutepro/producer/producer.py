@@ -34,7 +34,6 @@ import confluent_kafka
 import structlog
 from confluent_kafka import KafkaError, KafkaException, Message
 
-from mutepro.detect.model import Delivery
 from mutepro.detect.stats import StatsParseError, StatsSnapshot, parse_stats
 from mutepro.errors import ConfigError
 from mutepro.mute.manager import MuteEvent, ProducerMuteManager
@@ -68,74 +67,42 @@ _METADATA_REFRESH_S = 10.0
 _WEIGHTS_REFRESH_S = 0.1
 
 
-class _Envelope:
-    """One accepted message until its single final report: what to re-send, and whom to tell.
+# What a message's delivery report must know, folded into the report callback (one cached closure per user
+# callback and kind, so the hot path allocates nothing per message).
+NORMAL = 0
+EXPLICIT = 1  # partition= given by the application: never moved
+UNCOUNTED = 2  # not in a partition tally (partitioned by librdkafka, or sent before the topic's metadata)
+PROBE = 4  # a probe of a half-open partition
+RESCUED = 8  # re-sent by a rescue already: not rescued again after a timeout
+_REPORTER_CACHE = 512
 
-    It is the delivery callback librdkafka holds for the message (calling it routes the report back to the
-    producer), so no closure or bound method is allocated per message.
-    """
 
-    __slots__ = (
-        "callback",
-        "explicit",
-        "first_sent_at",
-        "headers",
-        "home",
-        "key",
-        "origin",
-        "owner",
-        "partition",
-        "probe",
-        "rescues",
-        "sent_at",
-        "seq",
-        "size",
-        "timestamp",
-        "topic",
-        "value",
-    )
+class _Held:
+    """A keyed message kept by ``keyed_policy: hold`` (the slow path: only while its partition is muted)."""
 
-    def __init__(
-        self,
-        owner: MuteProducer,
-        seq: int,
-        topic: str,
-        value: Any,
-        key: Any,
-        headers: Any,
-        timestamp: int,
-        callback: DeliveryCallback | None,
-        size: int,
-    ) -> None:
-        self.owner = owner
-        self.seq = seq
+    __slots__ = ("callback", "headers", "key", "timestamp", "topic", "value")
+
+    def __init__(self, topic: str, value: Any, key: Any, headers: Any, timestamp: int, callback: Any) -> None:
         self.topic = topic
         self.value = value
         self.key = key
         self.headers = headers
         self.timestamp = timestamp
         self.callback = callback
-        self.size = size
-        self.partition = UNASSIGNED
-        self.home: int | None = None  # the key's librdkafka partition (None: unkeyed)
-        self.explicit = False
-        self.probe = False
-        self.rescues = 0
-        self.origin: int | None = None  # partition before a rescue moved it
-        self.sent_at = 0.0
-        self.first_sent_at = 0.0
-
-    def __call__(self, err: KafkaError | None, msg: Message) -> None:
-        self.owner._on_report(self, err, msg)
 
 
-def _message_size(value: Any, key: Any) -> int:
-    size = 0
-    if value is not None:
-        size += len(value)
-    if key is not None:
-        size += len(key)
-    return size
+def _topic_of(msg: Message) -> str:
+    return msg.topic() or ""
+
+
+def _partition_of(msg: Message) -> int:
+    p = msg.partition()
+    return p if p is not None else UNASSIGNED
+
+
+def _create_time(msg: Message) -> int:
+    kind, ts = msg.timestamp()
+    return ts if kind == confluent_kafka.TIMESTAMP_CREATE_TIME else 0
 
 
 class MuteProducer:
@@ -213,19 +180,26 @@ class MuteProducer:
             store = make_store(state.backend, state.url, state.key_prefix) if state is not None else None
         self._manager = ProducerMuteManager(self._policy_for, clock=clock, store=store, on_event=self._on_mute_event)
         self._partitioner.initialize(self._manager)
+        self._snapshots = self._manager.snapshots
+        # The built-in partitioner's unkeyed choice is called directly on the hot path (one call, not three).
+        # Only where librdkafka itself spreads NULL keys randomly (the *_random partitioners and random): under
+        # consistent / murmur2 / fnv1a a NULL key is hashed like b"" and must land on that hash's partition.
+        default = self._partitioner if type(self._partitioner) is DefaultMutingPartitioner else None
+        null_is_random = self._partitioner_name == "random" or self._partitioner_name.endswith("_random")
+        self._sticky = default.chooser if default is not None and null_is_random else None
         self._callbacks = CallbackQueue()
         self._lock = threading.RLock()
-        self._seq = itertools.count()
-        self._holds: dict[tuple[str, int], deque[_Envelope]] = {}
+        self._reporters: dict[tuple[Any, int], Callable[[KafkaError | None, Message], None]] = {}
+        self._holds: dict[tuple[str, int], deque[_Held]] = {}
         self._held_total = 0
-        self._retry: deque[_Envelope] = deque()
+        self._retry: deque[tuple[_Held, int]] = deque()
         self._rescuing = False
-        self._rescue_batch: list[_Envelope] = []
+        self._rescue_batch: list[tuple[DeliveryCallback | None, int, Message]] = []
         self._user_purge_at = float("-inf")  # messages sent before the application's last purge() stay purged
         self._wanted_topics: set[str] = set()
-        self._first_ok: dict[tuple[str, int], float] = {}
         # keyed reroutes since the last tick, (topic, home) -> {target: count}: one event per tick, not per message
         self._reroutes: dict[tuple[str, int], dict[int, int]] = {}
+        self._weights_at = 0.0
         self._topic_checked: dict[str, float] = {}
         self._stats: StatsSnapshot | None = None
         self._closed = False
@@ -287,33 +261,22 @@ class MuteProducer:
         """
         if not isinstance(topic, str):
             raise TypeError(f"topic must be a str, got {type(topic).__name__}")
-        env = _Envelope(
-            self,
-            next(self._seq),
-            topic,
-            value,
-            key,
-            headers,
-            timestamp,
-            on_delivery or callback or self._user_on_delivery,
-            _message_size(value, key),
-        )
+        cb = on_delivery or callback or self._user_on_delivery
         with self._lock:
             if self._closed:
                 raise RuntimeError("produce() on a closed MuteProducer")
+            snap = self._snapshots.get(topic)
+            if snap is None:
+                # Metadata not known yet: the driver thread loads it in the background; meanwhile librdkafka
+                # partitions the message exactly as the plain client would.
+                self._wanted_topics.add(topic)
             try:
-                snap = self._manager.snapshot(topic)
-                if snap is None:
-                    # Metadata not known yet: the driver thread loads it in the background; meanwhile librdkafka
-                    # partitions the message exactly as the plain client would.
-                    self._wanted_topics.add(topic)
                 if partition is not None and partition >= 0:
-                    env.explicit = True
-                    self._send(env, partition)
+                    self._dispatch(topic, value, key, headers, timestamp, cb, partition, EXPLICIT)
                 elif snap is None:
-                    self._send(env, UNASSIGNED)
+                    self._dispatch(topic, value, key, headers, timestamp, cb, UNASSIGNED, UNCOUNTED)
                 else:
-                    self._route(env, snap)
+                    self._route(topic, value, key, headers, timestamp, cb, snap)
             except BufferError:
                 self.counters.buffer_errors += 1
                 raise
@@ -336,13 +299,8 @@ class MuteProducer:
         for m in messages:
             try:
                 self.produce(
-                    topic,
-                    m.get("value"),
-                    m.get("key"),
-                    m.get("partition", partition),
-                    m.get("callback", cb),
-                    m.get("timestamp", timestamp),
-                    m.get("headers"),
+                    topic, m.get("value"), m.get("key"), m.get("partition", partition),
+                    m.get("callback", cb), m.get("timestamp", timestamp), m.get("headers"),
                 )
                 accepted += 1
             except BufferError:
@@ -380,15 +338,15 @@ class MuteProducer:
             self._user_purge_at = self._clock()
             self._inner.purge(in_queue=in_queue, in_flight=in_flight, blocking=blocking)
             if in_queue:
-                for (topic, p), queue in list(self._holds.items()):
+                for (_topic, p), queue in list(self._holds.items()):
                     while queue:
-                        env = queue.popleft()
+                        held = queue.popleft()
                         self._held_total -= 1
-                        self._fail(env, KafkaError(KafkaError._PURGE_QUEUE, "purged while held by mutepro"), p)
-                    del self._holds[(topic, p)]
+                        self._fail(held, KafkaError(KafkaError._PURGE_QUEUE, "purged while held by mutepro"), p)
+                self._holds.clear()
                 while self._retry:
-                    env = self._retry.popleft()
-                    self._fail(env, KafkaError(KafkaError._PURGE_QUEUE, "purged while awaiting re-send"), env.partition)
+                    item, p = self._retry.popleft()
+                    self._fail(item, KafkaError(KafkaError._PURGE_QUEUE, "purged while awaiting re-send"), p)
 
     def list_topics(self, topic: str | None = None, timeout: float = -1) -> Any:
         return self._inner.list_topics(topic, timeout)
@@ -470,7 +428,7 @@ class MuteProducer:
         """Messages held by ``keyed_policy: hold`` (for ``topic``, or all)."""
         if topic is None:
             return self._held_total
-        return sum(len(q) for (t, _), q in self._holds.items() if t == topic)
+        return sum(len(q) for (t, _), q in list(self._holds.items()) if t == topic)
 
     def metrics(self) -> dict[str, Any]:
         """Counters and per-partition state as a dict (what the Prometheus collector exports)."""
@@ -501,218 +459,261 @@ class MuteProducer:
             return policy.for_topic(topic) if topic else policy.defaults
         return policy
 
-    def _route(self, env: _Envelope, snap: TopicSnapshot) -> None:
-        """Choose the partition for a message without an explicit one and send, hold or fail it."""
-        key = env.key
-        home = self._home_of(key, snap.partition_count) if (self._home_of is not None and key is not None) else None
-        if home is not None:
-            env.home = home
-            if not snap.muted and not self._holds:
-                self._send(env, home)
-                return
-            self._route_keyed(env, home, snap)
-            return
-        partition = self._partitioner.partition(env.topic, key, env.size, snap)
-        if partition is None or partition < 0:
-            partition = UNASSIGNED  # nothing writable: behave like the plain client
-        elif partition in snap.muted and key is not None:
-            env.home = partition  # a custom partitioner chose a muted home for a keyed message
-            self._route_keyed(env, partition, snap)
-            return
-        probing = self._manager.probing(env.topic) if snap.muted else None
-        if probing:
-            for candidate in probing:
-                if self._manager.try_probe(env.topic, candidate):
-                    env.probe = True
-                    self.counters.probes += 1
-                    partition = candidate
-                    break
-        self._send(env, partition)
+    def _reporter(self, cb: DeliveryCallback | None, kind: int) -> Callable[[KafkaError | None, Message], None]:
+        """The delivery callback handed to librdkafka: one cached closure per (user callback, kind)."""
+        try:
+            return self._reporters[(cb, kind)]
+        except KeyError:
+            pass
+        except TypeError:  # an unhashable callable: no caching
+            return self._make_reporter(cb, kind)
+        reporter = self._make_reporter(cb, kind)
+        if len(self._reporters) >= _REPORTER_CACHE:
+            self._reporters.clear()  # applications that pass a fresh lambda per message must not grow this
+        self._reporters[(cb, kind)] = reporter
+        return reporter
 
-    def _route_keyed(self, env: _Envelope, home: int, snap: TopicSnapshot) -> None:
-        topic = env.topic
-        held = self._holds.get((topic, home))
-        if held:
+    def _make_reporter(self, cb: DeliveryCallback | None, kind: int) -> Callable[[KafkaError | None, Message], None]:
+        on_report = self._on_report
+
+        def report(err: KafkaError | None, msg: Message) -> None:
+            on_report(cb, kind, err, msg)
+
+        return report
+
+    def _dispatch(
+        self, topic: str, value: Any, key: Any, headers: Any, timestamp: int, cb: DeliveryCallback | None,
+        partition: int, kind: int,
+    ) -> None:
+        """Hand one message to librdkafka for ``partition`` (UNASSIGNED: librdkafka's partitioner) and count it."""
+        tally = self._tracker.topics.get(topic) if partition >= 0 else None
+        counted = tally is not None and partition < tally.count
+        if not counted:
+            kind |= UNCOUNTED
+        try:
+            reporter = self._reporters[(cb, kind)]
+        except (KeyError, TypeError):
+            reporter = self._reporter(cb, kind)
+        self._inner.produce(
+            topic, value, key, partition=partition, on_delivery=reporter, timestamp=timestamp, headers=headers
+        )
+        self._tracker.sent_total += 1
+        if counted:
+            assert tally is not None
+            tally.sent[partition] += 1
+            if value is not None:
+                tally.sent_bytes[partition] += len(value)
+
+    def _route(
+        self, topic: str, value: Any, key: Any, headers: Any, timestamp: int, cb: DeliveryCallback | None,
+        snap: TopicSnapshot,
+    ) -> None:
+        """Choose the partition for a message without an explicit one and send, hold or fail it."""
+        size = len(value) if value is not None else 0
+        if key is None and self._sticky is not None:
+            partition = self._sticky.choose(snap, size)  # the common unkeyed case, in one call
+        else:
+            home = self._home_of(key, snap.partition_count) if self._home_of is not None else None
+            if home is not None:
+                if not snap.muted and not self._holds:
+                    self._dispatch(topic, value, key, headers, timestamp, cb, home, NORMAL)
+                    return
+                self._route_keyed(topic, value, key, headers, timestamp, cb, home, snap)
+                return
+            partition = self._partitioner.partition(topic, key, size, snap)
+            if partition is not None and partition >= 0 and key is not None and partition in snap.muted:
+                # a custom partitioner chose a muted home for a keyed message: the keyed policy applies
+                self._route_keyed(topic, value, key, headers, timestamp, cb, partition, snap)
+                return
+        if partition is None or partition < 0:
+            self._dispatch(topic, value, key, headers, timestamp, cb, UNASSIGNED, UNCOUNTED)  # nothing writable
+            return
+        if snap.muted:
+            for candidate in self._manager.probing(topic):
+                if self._manager.try_probe(topic, candidate):
+                    self.counters.probes += 1
+                    self._dispatch(topic, value, key, headers, timestamp, cb, candidate, PROBE)
+                    return
+        self._dispatch(topic, value, key, headers, timestamp, cb, partition, NORMAL)
+
+    def _route_keyed(
+        self, topic: str, value: Any, key: Any, headers: Any, timestamp: int, cb: DeliveryCallback | None,
+        home: int, snap: TopicSnapshot,
+    ) -> None:
+        if self._holds.get((topic, home)):
             # Earlier messages of this partition are held: this one queues behind them, so keys keep their order.
-            self._hold(env, home)
+            self._hold(_Held(topic, value, key, headers, timestamp, cb), home)
             return
         if home not in snap.muted:
-            self._send(env, home)
+            self._dispatch(topic, value, key, headers, timestamp, cb, home, NORMAL)
             return
         policy = self._policy_for(topic).keyed_policy
-        if home in self._manager.probing(topic) and policy != "reroute" and self._manager.try_probe(topic, home):
-            env.probe = True
+        if policy != "reroute" and home in self._manager.probing(topic) and self._manager.try_probe(topic, home):
             self.counters.probes += 1
-            self._send(env, home)
+            self._dispatch(topic, value, key, headers, timestamp, cb, home, PROBE)
             return
         if policy == "hold":
-            self._hold(env, home)
+            self._hold(_Held(topic, value, key, headers, timestamp, cb), home)
         elif policy == "reroute":
-            target = reroute_partition(env.key, home, snap)
+            target = reroute_partition(key, home, snap)
             if target is None:
-                self._send(env, home)  # nothing writable: plain behaviour
-            else:
-                self.counters.rerouted += 1
-                self._send(env, target)
-                moves = self._reroutes.setdefault((topic, home), {})
-                moves[target] = moves.get(target, 0) + 1
+                self._dispatch(topic, value, key, headers, timestamp, cb, home, NORMAL)  # nothing writable
+                return
+            self._dispatch(topic, value, key, headers, timestamp, cb, target, NORMAL)
+            self.counters.rerouted += 1
+            moves = self._reroutes.setdefault((topic, home), {})
+            moves[target] = moves.get(target, 0) + 1
         elif policy == "fail":
             self.counters.muted_fail += 1
             reason = self._manager.state()["topics"].get(topic, {}).get(home, {}).get("reason")
-            self._fail(
-                env,
-                KafkaError(
-                    KafkaError._STATE,
-                    f"mutepro: {topic}[{home}] is muted ({reason or 'muted'}); keyed_policy=fail",
-                    retriable=True,
-                ),
-                home,
+            error = KafkaError(
+                KafkaError._STATE, f"mutepro: {topic}[{home}] is muted ({reason or 'muted'}); keyed_policy=fail",
+                retriable=True,
             )
+            self._fail(_Held(topic, value, key, headers, timestamp, cb), error, home)
         else:  # ignore
-            self._send(env, home)
+            self._dispatch(topic, value, key, headers, timestamp, cb, home, NORMAL)
 
-    def _send(self, env: _Envelope, partition: int) -> None:
-        """Hand the message to librdkafka for ``partition`` (UNASSIGNED: librdkafka's partitioner)."""
-        now = self._clock()
-        env.partition = partition
-        env.sent_at = now
-        if not env.first_sent_at:
-            env.first_sent_at = now
-        self._tracker.add(env.topic, partition, env.seq, now, env.size)
-        try:
-            self._inner.produce(
-                env.topic,
-                env.value,
-                env.key,
-                partition=partition,
-                on_delivery=env,
-                timestamp=env.timestamp,
-                headers=env.headers,
-            )
-        except BaseException:
-            self._tracker.remove(env.topic, partition, env.seq)
-            raise
-
-    def _hold(self, env: _Envelope, home: int) -> None:
-        key = (env.topic, home)
+    def _hold(self, held: _Held, home: int) -> None:
+        key = (held.topic, home)
         queue = self._holds.get(key)
-        limit = self._policy_for(env.topic).hold.max_messages
+        limit = self._policy_for(held.topic).hold.max_messages
         if queue is not None and len(queue) >= limit:
             raise BufferError(
-                f"mutepro: the hold queue of muted partition {env.topic}[{home}] is full ({limit} messages, "
+                f"mutepro: the hold queue of muted partition {held.topic}[{home}] is full ({limit} messages, "
                 "hold.max_messages); poll() and retry, or raise hold.max_messages"
             )
         if queue is None:
             queue = self._holds[key] = deque()
-        env.partition = home
-        queue.append(env)
+        queue.append(held)
         self._held_total += 1
         self.counters.held += 1
 
-    def _fail(self, env: _Envelope, error: KafkaError, partition: int) -> None:
-        """Give the message its final, failed report now (queued for the application's poll)."""
+    def _fail(self, held: _Held, error: KafkaError, partition: int) -> None:
+        """Give a message that never reached librdkafka its final, failed report now (served by poll)."""
         self.counters.failed += 1
-        if env.callback is not None:
+        if held.callback is not None:
             msg = Message(
-                topic=env.topic, partition=partition, value=env.value, key=env.key, headers=env.headers, error=error
+                topic=held.topic, partition=partition, value=held.value, key=held.key, headers=held.headers,
+                error=error,
             )
-            self._callbacks.put(env.callback, error, msg)
+            self._callbacks.put(held.callback, error, msg)
         else:
             self._callbacks.wake()
 
     # -- delivery reports (driver thread, inside inner.poll) ---------------------------------------------
 
-    def _on_report(self, env: _Envelope, err: KafkaError | None, msg: Message) -> None:
-        now = self._clock()
-        topic, partition = env.topic, env.partition
-        with self._lock:
-            self._tracker.remove(topic, partition, env.seq)
-        reported = msg.partition() if msg is not None else None
-        actual = reported if reported is not None and reported >= 0 else partition
-        latency = now - env.sent_at
+    def _on_report(self, cb: DeliveryCallback | None, kind: int, err: KafkaError | None, msg: Message) -> None:
+        tracker = self._tracker
+        tracker.reported_total += 1
+        tally = None
+        p = -1
+        if not kind & UNCOUNTED:
+            tally = tracker.topics.get(msg.topic())  # type: ignore[arg-type]  # a report always has a topic
+            p = msg.partition()  # type: ignore[assignment]
+            if tally is not None:
+                tally.reported[p] += 1
         if err is None:
-            if env.probe:
-                threshold = self._policy_for(topic).slow_call.threshold_ms / 1000.0
-                self._manager.probe_result(topic, actual, latency <= threshold)
-            else:
-                # Messages sent before a partition's first successful delivery waited for metadata and a fresh
-                # connection (a cold start of 3,000 queued messages can all take > 500 ms): they say nothing about
-                # the partition's health, so the detectors only see messages sent after it first delivered.
-                warm_key = (topic, actual)
-                first_ok = self._first_ok.get(warm_key)
-                if first_ok is None:
-                    self._first_ok[warm_key] = now
-                elif env.sent_at >= first_ok:
-                    self._manager.record(topic, actual, Delivery(True, latency, now))
             self.counters.delivered += 1
-            if env.callback is not None and not self._only_errors:
-                self._callbacks.put(env.callback, None, msg)
+            if tally is not None:
+                latency = msg.latency() or 0.0
+                if kind & PROBE:
+                    self._manager.probe_result(_topic_of(msg), p, latency <= tally.slow_s)
+                elif tally.reported[p] > tally.warm[p] >= 0:
+                    tally.ok[p] += 1
+                    if latency > tally.slow_s:
+                        tally.slow[p] += 1
+                elif tally.warm[p] < 0:
+                    # The partition's first delivery: everything sent until now waited for metadata and a fresh
+                    # connection (3,000 queued messages on a cold start can all take > 500 ms), which says nothing
+                    # about the partition's health. The detectors see the messages sent from here on.
+                    tally.warm[p] = tally.sent[p]
+            if cb is not None and not self._only_errors:
+                self._callbacks.put(cb, None, msg)
             else:
-                self._callbacks.wake()
+                self._callbacks.wake()  # flush() may be waiting for the count to reach zero
             return
+        self._on_error_report(cb, kind, err, msg, tally, p)
+
+    def _on_error_report(
+        self, cb: DeliveryCallback | None, kind: int, err: KafkaError, msg: Message, tally: Any, p: int
+    ) -> None:
         code = err.code()
-        if code in _PURGED and env.sent_at > self._user_purge_at:
-            # Purged by our own rescue, not by the application's purge(): re-dispatch. Reports drained inside
-            # the rescue are batched (and re-sent in their original order); a straggler served after the drain
-            # is re-sent on its own.
-            if self._rescuing:
-                self._rescue_batch.append(env)
-            else:
+        if code in _PURGED:
+            sent_at = self._clock() - (msg.latency() or 0.0)
+            if sent_at > self._user_purge_at:
+                # Purged by our own rescue, not by the application: re-dispatch. Reports drained inside the
+                # rescue are batched (re-sent in their original order); a straggler is re-sent on its own.
+                if self._rescuing:
+                    self._rescue_batch.append((cb, kind, msg))
+                else:
+                    with self._lock:
+                        held_back: dict[tuple[str, int], list[_Held]] = {}
+                        self._redispatch(cb, kind, msg, held_back)
+                        self._hold_front(held_back)
+                return
+        else:
+            if kind & PROBE:
+                self._manager.probe_result(_topic_of(msg), p, False)
+            elif tally is not None:
+                tally.failed[p] += 1
+            if code in _RESCUABLE and self._may_rescue(kind, msg):
                 with self._lock:
-                    self._redispatch_late(env)
-            return
-        if code not in _PURGED:
-            if env.probe:
-                self._manager.probe_result(topic, actual, False)
-            else:
-                self._manager.record(topic, actual, Delivery(False, latency, now, code, err.retriable()))
-            if code in _RESCUABLE and self._may_rescue(env):
-                with self._lock:
-                    self._rescue_one(env, "timeout")
+                    self._rescue_timed_out(cb, kind, msg)
                 return
         self.counters.failed += 1
-        if env.callback is not None:
-            self._callbacks.put(env.callback, err, msg)
+        if cb is not None:
+            self._callbacks.put(cb, err, msg)
         else:
             self._callbacks.wake()
 
-    def _may_rescue(self, env: _Envelope) -> bool:
-        if env.explicit or self._transactional or env.rescues >= _MAX_RESCUES:
+    def _may_rescue(self, kind: int, msg: Message) -> bool:
+        if kind & (EXPLICIT | RESCUED) or self._transactional:
             return False
-        policy = self._policy_for(env.topic)
+        policy = self._policy_for(_topic_of(msg))
         if not policy.rescue.enabled:
             return False
-        return env.home is None or policy.keyed_policy == "reroute"
+        return msg.key() is None or policy.keyed_policy == "reroute"
 
-    def _rescue_one(self, env: _Envelope, why: str) -> None:
+    def _rescue_timed_out(self, cb: DeliveryCallback | None, kind: int, msg: Message) -> None:
         """Re-send a timed-out message to a writable partition other than its own, if there is one."""
-        snap = self._manager.snapshot(env.topic)
+        topic, current = _topic_of(msg), _partition_of(msg)
+        snap = self._manager.snapshot(topic)
         target = None
         if snap is not None:
-            if env.home is not None:
-                target = reroute_partition(env.key, env.home, snap)
+            key = msg.key()
+            home = self._home_of(key, snap.partition_count) if (key is not None and self._home_of) else None
+            if home is not None:
+                target = reroute_partition(key, home, snap)
             else:
-                target = self._partitioner.partition(env.topic, None, env.size, snap)
-        if target is None or target < 0 or target == env.partition:
+                target = self._partitioner.partition(topic, None, len(msg.value() or b""), snap)
+        if target is None or target < 0 or target == current:
             err = KafkaError(KafkaError._MSG_TIMED_OUT, "message timed out and no other partition is writable")
-            self._fail(env, err, env.partition)
+            self.counters.failed += 1
+            if cb is not None:
+                self._callbacks.put(cb, err, msg)
             return
-        self._move(env, target, why)
+        self._move(cb, msg, target, "timeout")
 
-    def _move(self, env: _Envelope, target: int, why: str) -> None:
-        env.rescues += 1
-        env.probe = False
-        if env.origin is None:
-            env.origin = env.partition
-        header = self._policy_for(env.topic).rescue.header
+    def _move(self, cb: DeliveryCallback | None, msg: Message, target: int, why: str) -> None:
+        """Re-send a reported (purged or timed-out) message to ``target``, marked with the rescue header."""
+        topic, origin = _topic_of(msg), _partition_of(msg)
+        headers = msg.headers()
+        header = self._policy_for(topic).rescue.header
         if header:
-            env.headers = _with_header(env.headers, header, str(env.origin).encode())
+            headers = _with_header(headers, header, str(origin).encode())
         self.counters.rescued += 1
+        self._resend(topic, msg.value(), msg.key(), headers, _create_time(msg), cb, target, RESCUED)
+        log.debug("message_rescued", topic=topic, partition=origin, to_partition=target, why=why)
+
+    def _resend(
+        self, topic: str, value: Any, key: Any, headers: Any, timestamp: int, cb: DeliveryCallback | None,
+        partition: int, kind: int,
+    ) -> None:
         try:
-            self._send(env, target)
+            self._dispatch(topic, value, key, headers, timestamp, cb, partition, kind & ~(PROBE | UNCOUNTED))
         except BufferError:
-            self._retry.append(env)
-        log.debug("message_rescued", topic=env.topic, partition=env.origin, to_partition=target, why=why)
+            self._retry.append((_Held(topic, value, key, headers, timestamp, cb), partition))
 
     # -- driver thread ---------------------------------------------------------------------------------------
 
@@ -738,7 +739,11 @@ class MuteProducer:
 
     def _tick(self, now: float) -> None:
         self._load_metadata(now)
-        opened = self._manager.evaluate(self._tracker.load, self._stats)
+        tracker = self._tracker
+        tracker.checkpoint(now)
+        for topic, p, calls, failures, slow in tracker.drain():
+            self._manager.record_many(topic, p, calls, failures, slow, now)
+        opened = self._manager.evaluate(tracker.load, self._stats)
         if opened:
             self._rescue(opened)
         if self._holds:
@@ -769,12 +774,15 @@ class MuteProducer:
             if tmd is None or tmd.error is not None or not tmd.partitions:
                 continue
             leaders = {p: pm.leader for p, pm in tmd.partitions.items()}
+            policy = self._policy_for(topic)
+            slow_s = policy.slow_call.threshold_ms / 1000.0 if policy.slow_call.enabled else float("inf")
+            with self._lock:
+                self._tracker.ensure(topic, len(tmd.partitions), slow_s)
             self._manager.ensure_topic(topic, len(tmd.partitions), leaders)
             self._wanted_topics.discard(topic)
 
     def _refresh_weights(self, now: float) -> None:
-        last = getattr(self, "_weights_at", 0.0)
-        if now - last < _WEIGHTS_REFRESH_S:
+        if now - self._weights_at < _WEIGHTS_REFRESH_S:
             return
         self._weights_at = now
         for topic in self._manager.known_topics():
@@ -786,6 +794,7 @@ class MuteProducer:
         if self._transactional:
             log.warning("rescue_skipped", reason="transactional producer", partitions=opened)
             return
+        moved: dict[tuple[str, int], dict[int, int]] = {}
         with self._lock:
             self._rescuing = True
             self._rescue_batch = []
@@ -796,93 +805,77 @@ class MuteProducer:
             finally:
                 self._rescuing = False
             batch, self._rescue_batch = self._rescue_batch, []
-            moved: dict[tuple[str, int], dict[int, int]] = {}
-            held_back: dict[tuple[str, int], list[_Envelope]] = {}
-            for env in batch:
-                before = env.partition
-                target = self._redispatch(env, held_back)
+            held_back: dict[tuple[str, int], list[_Held]] = {}
+            for cb, kind, msg in batch:
+                before = _partition_of(msg)
+                target = self._redispatch(cb, kind, msg, held_back)
                 if target is not None and target != before:
-                    counts = moved.setdefault((env.topic, before), {})
+                    counts = moved.setdefault((_topic_of(msg), before), {})
                     counts[target] = counts.get(target, 0) + 1
-            for (topic, home), envs in held_back.items():
-                # purged messages are older than anything held after the mute: they go first, in order
-                queue = self._holds.setdefault((topic, home), deque())
-                queue.extendleft(reversed(envs))
-                self._held_total += len(envs)
-                self.counters.held += len(envs)
+            self._hold_front(held_back)
         for (topic, partition), targets in moved.items():
             log.info(
-                "partition_rescue",
-                topic=topic,
-                partition=partition,
-                broker=self._manager.leader(topic, partition),
-                rescued=sum(targets.values()),
-                to_partitions=targets,
+                "partition_rescue", topic=topic, partition=partition, broker=self._manager.leader(topic, partition),
+                rescued=sum(targets.values()), to_partitions=targets,
             )
         if batch:
             log.info("rescue_done", purged=len(batch), moved=sum(sum(t.values()) for t in moved.values()))
 
-    def _redispatch(self, env: _Envelope, held_back: dict[tuple[str, int], list[_Envelope]]) -> int | None:
+    def _hold_front(self, held_back: dict[tuple[str, int], list[_Held]]) -> None:
+        """Purged messages are older than anything held since the mute: they go first, in order."""
+        for key, items in held_back.items():
+            queue = self._holds.setdefault(key, deque())
+            queue.extendleft(reversed(items))
+            self._held_total += len(items)
+            self.counters.held += len(items)
+
+    def _redispatch(
+        self, cb: DeliveryCallback | None, kind: int, msg: Message, held_back: dict[tuple[str, int], list[_Held]]
+    ) -> int | None:
         """Re-send one purged message; returns its new partition (None if held or failed)."""
-        snap = self._manager.snapshot(env.topic)
-        current = env.partition
-        if env.explicit or snap is None or current not in snap.muted:
-            if env.probe:
-                env.probe = False
+        topic, current = _topic_of(msg), _partition_of(msg)
+        value, key, headers, timestamp = msg.value(), msg.key(), msg.headers(), _create_time(msg)
+        snap = self._manager.snapshot(topic)
+        if kind & EXPLICIT or snap is None or current not in snap.muted:
             self.counters.requeued += 1
-            self._resend(env, current)
+            self._resend(topic, value, key, headers, timestamp, cb, current, kind)
             return current
-        env.probe = False
-        policy = self._policy_for(env.topic)
-        if env.home is None:
-            target = self._partitioner.partition(env.topic, None, env.size, snap) if policy.rescue.enabled else None
+        policy = self._policy_for(topic)
+        home = self._home_of(key, snap.partition_count) if (key is not None and self._home_of) else None
+        if home is None:
+            enabled = policy.rescue.enabled
+            target = self._partitioner.partition(topic, None, len(value or b""), snap) if enabled else None
             if target is None or target < 0:
-                self._resend(env, current)
+                self._resend(topic, value, key, headers, timestamp, cb, current, kind)
                 return current
-            self._move(env, target, "muted")
+            self._move(cb, msg, target, "muted")
             return target
         keyed = policy.keyed_policy
         if keyed == "hold":
-            env.partition = env.home
-            held_back.setdefault((env.topic, env.home), []).append(env)
+            held_back.setdefault((topic, home), []).append(_Held(topic, value, key, headers, timestamp, cb))
             return None
         if keyed == "reroute" and policy.rescue.enabled:
-            target = reroute_partition(env.key, env.home, snap)
+            target = reroute_partition(key, home, snap)
             if target is not None:
-                self._move(env, target, "muted")
+                self._move(cb, msg, target, "muted")
                 return target
         if keyed == "fail":
             self.counters.muted_fail += 1
-            self._fail(
-                env,
-                KafkaError(KafkaError._STATE, f"mutepro: {env.topic}[{current}] was muted; keyed_policy=fail"),
-                current,
-            )
+            error = KafkaError(KafkaError._STATE, f"mutepro: {topic}[{current}] was muted; keyed_policy=fail")
+            self._fail(_Held(topic, value, key, headers, timestamp, cb), error, current)
             return None
-        self._resend(env, current)
+        self._resend(topic, value, key, headers, timestamp, cb, current, kind)
         return current
-
-    def _redispatch_late(self, env: _Envelope) -> None:
-        held_back: dict[tuple[str, int], list[_Envelope]] = {}
-        self._redispatch(env, held_back)
-        for (topic, home), envs in held_back.items():
-            queue = self._holds.setdefault((topic, home), deque())
-            queue.extendleft(reversed(envs))
-            self._held_total += len(envs)
-            self.counters.held += len(envs)
-
-    def _resend(self, env: _Envelope, partition: int) -> None:
-        try:
-            self._send(env, partition)
-        except BufferError:
-            self._retry.append(env)
 
     def _resend_retries(self) -> None:
         with self._lock:
             while self._retry:
-                env = self._retry[0]
+                held, partition = self._retry[0]
                 try:
-                    self._send(env, env.partition)
+                    self._dispatch(
+                        held.topic, held.value, held.key, held.headers, held.timestamp, held.callback, partition,
+                        NORMAL,
+                    )
                 except BufferError:
                     return
                 self._retry.popleft()
@@ -898,15 +891,12 @@ class MuteProducer:
                     continue
                 if home in snap.muted:
                     if queue and home in self._manager.probing(topic) and self._manager.try_probe(topic, home):
-                        env = queue[0]
-                        env.probe = True
                         self.counters.probes += 1
-                        if not self._release_one(queue, env, home):
-                            env.probe = False
+                        self._release_one(queue, home, PROBE)
                     continue
                 released = 0
                 while queue:
-                    if not self._release_one(queue, queue[0], home):
+                    if not self._release_one(queue, home, NORMAL):
                         break
                     released += 1
                 if released:
@@ -914,9 +904,10 @@ class MuteProducer:
                 if not queue:
                     del self._holds[key]
 
-    def _release_one(self, queue: deque[_Envelope], env: _Envelope, home: int) -> bool:
+    def _release_one(self, queue: deque[_Held], home: int, kind: int) -> bool:
+        held = queue[0]
         try:
-            self._send(env, home)
+            self._dispatch(held.topic, held.value, held.key, held.headers, held.timestamp, held.callback, home, kind)
         except BufferError:
             return False
         queue.popleft()
@@ -972,7 +963,7 @@ class MuteProducer:
                 )
 
 
-def _with_header(headers: Any, name: str, value: bytes) -> list[tuple[str, bytes]]:
+def _with_header(headers: Any, name: str, value: bytes) -> Any:
     if headers is None:
         items: list[tuple[str, Any]] = []
     elif isinstance(headers, Mapping):

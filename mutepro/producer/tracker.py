@@ -1,29 +1,131 @@
-"""Per-partition accounting of messages handed to librdkafka and not yet reported: the producer's own view of
-KIP-693's "accumulated batches" and "in-flight requests", kept exactly (not sampled from statistics).
+"""Per-partition accounting of messages handed to librdkafka and not yet reported, at a few integer increments per
+message: the producer's exact view of KIP-693's "accumulated batches" and "in-flight requests".
 
-Each partition keeps an ``OrderedDict`` seq -> (send time, size) in send order: adding, removing any entry and
-reading the oldest are O(1) (a plain dict degrades when entries keep leaving from the front), and the messages
-older than a threshold form a prefix, so counting them costs only as many steps as there are stuck messages.
+Why counters and checkpoints instead of one record per message: on a producer doing 100,000 msg/s, any Python
+object kept per message (an envelope, a dict entry) costs more than librdkafka's own produce() does. Instead:
+
+- ``sent[p]`` and ``reported[p]`` count messages handed to librdkafka and messages with a final delivery report
+  (librdkafka reports the messages of one partition in order), so ``sent - reported`` is exact;
+- every tick (50 ms) the driver thread appends a checkpoint ``(now, sent[p])`` when ``sent`` moved, and drops the
+  checkpoints whose messages are all reported. The oldest undelivered message is number ``reported + 1``; the
+  first checkpoint counting past it was taken at most one tick after that message was sent, so its age is known
+  to within 50 ms — and so is how many messages are older than a threshold, which is all the detectors need.
+
+Example: ticks at t=10.00 (sent 400), 10.05 (sent 420), 10.10 (sent 440); 405 reported. The oldest undelivered
+message is #406, counted first by the 10.05 checkpoint: at now=10.70 it is at least 0.65 s old, and the messages
+older than 0.62 s are #406..#420, i.e. 15 of them.
 """
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from collections.abc import Iterator
+import bisect
+from collections.abc import Iterator, Sequence
+from typing import overload
 
 from mutepro.detect.model import PartitionLoad
 
 #: The partition of messages librdkafka partitions itself (topic metadata not known yet).
 UNASSIGNED = -1
+_COMPACT_AT = 256
 
 
-class _Partition:
-    __slots__ = ("bytes", "entries")
+class _Checkpoints:
+    """``(time, sent count)`` pairs of one partition, oldest first, with O(1) amortised removal from the front."""
+
+    __slots__ = ("counts", "head", "times")
 
     def __init__(self) -> None:
-        self.entries: OrderedDict[int, tuple[float, int]] = OrderedDict()
-        self.bytes = 0
+        self.times: list[float] = []
+        self.counts: list[int] = []
+        self.head = 0
+
+    def add(self, now: float, sent: int) -> None:
+        if self.counts and self.counts[-1] == sent and len(self.counts) > self.head:
+            return
+        self.times.append(now)
+        self.counts.append(sent)
+
+    def drop_reported(self, reported: int) -> None:
+        counts = self.counts
+        head = self.head
+        while head < len(counts) and counts[head] <= reported:
+            head += 1
+        if head >= _COMPACT_AT:
+            del self.times[:head]
+            del self.counts[:head]
+            head = 0
+        self.head = head
+
+    def clear(self) -> None:
+        self.times.clear()
+        self.counts.clear()
+        self.head = 0
+
+
+class _Ages(Sequence[float]):
+    """Ages of a partition's outstanding messages, oldest first, computed from its checkpoints on demand."""
+
+    __slots__ = ("_cps", "_n", "_now", "_reported")
+
+    def __init__(self, cps: _Checkpoints, reported: int, outstanding: int, now: float) -> None:
+        self._cps = cps
+        self._reported = reported
+        self._n = outstanding
+        self._now = now
+
+    def __len__(self) -> int:
+        return self._n
+
+    @overload
+    def __getitem__(self, i: int) -> float: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[float]: ...
+
+    def __getitem__(self, i: int | slice) -> float | Sequence[float]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self._n))]
+        if i < 0:
+            i += self._n
+        if not 0 <= i < self._n:
+            raise IndexError(i)
+        cps = self._cps
+        # message number reported+1+i is counted first by the first checkpoint whose count reaches it
+        j = bisect.bisect_left(cps.counts, self._reported + 1 + i, lo=cps.head)
+        if j >= len(cps.counts):
+            return 0.0  # sent after the last checkpoint: younger than one tick
+        return self._now - cps.times[j]
+
+
+class TopicTally:
+    """Plain-integer counters of one topic, indexed by partition (written under the producer lock or on the
+    driver thread only)."""
+
+    __slots__ = ("checkpoints", "count", "failed", "ok", "reported", "sent", "sent_bytes", "slow", "slow_s", "warm")
+
+    def __init__(self, count: int, slow_s: float) -> None:
+        self.count = 0
+        self.slow_s = slow_s
+        self.sent: list[int] = []
+        self.sent_bytes: list[int] = []
+        self.reported: list[int] = []
+        self.ok: list[int] = []  # since the last fold into the detectors
+        self.slow: list[int] = []
+        self.failed: list[int] = []
+        # the send count when the partition first delivered (-1: not yet); reports up to it are not judged
+        self.warm: list[int] = []
+        self.checkpoints: list[_Checkpoints] = []
+        self.grow(count)
+
+    def grow(self, count: int) -> None:
+        extra = count - self.count
+        if extra <= 0:
+            return
+        for arr in (self.sent, self.sent_bytes, self.reported, self.ok, self.slow, self.failed):
+            arr.extend([0] * extra)
+        self.warm.extend([-1] * extra)
+        self.checkpoints.extend(_Checkpoints() for _ in range(extra))
+        self.count = count
 
 
 class OutstandingTracker:
@@ -32,69 +134,72 @@ class OutstandingTracker:
     def __init__(self, buffer_max_messages: int, buffer_max_bytes: int) -> None:
         self.buffer_max_messages = buffer_max_messages
         self.buffer_max_bytes = buffer_max_bytes
-        self._parts: dict[tuple[str, int], _Partition] = {}
-        self._lock = threading.Lock()
-        self.total = 0
+        self.topics: dict[str, TopicTally] = {}
+        self.sent_total = 0
+        self.reported_total = 0
 
-    def add(self, topic: str, partition: int, seq: int, sent_at: float, size: int) -> None:
-        key = (topic, partition)
-        with self._lock:
-            part = self._parts.get(key)
-            if part is None:
-                part = self._parts[key] = _Partition()
-            part.entries[seq] = (sent_at, size)
-            part.bytes += size
-            self.total += 1
+    @property
+    def total(self) -> int:
+        """Messages handed to librdkafka and not yet reported, over every topic (exact)."""
+        return self.sent_total - self.reported_total
 
-    def remove(self, topic: str, partition: int, seq: int) -> bool:
-        """Forget a message; False if it was not tracked there (e.g. already removed)."""
-        with self._lock:
-            part = self._parts.get((topic, partition))
-            if part is None:
-                return False
-            entry = part.entries.pop(seq, None)
-            if entry is None:
-                return False
-            part.bytes -= entry[1]
-            self.total -= 1
-            return True
+    def ensure(self, topic: str, partition_count: int, slow_s: float) -> TopicTally:
+        tally = self.topics.get(topic)
+        if tally is None:
+            tally = self.topics[topic] = TopicTally(partition_count, slow_s)
+        else:
+            tally.grow(partition_count)
+        return tally
 
     def count(self, topic: str, partition: int) -> int:
-        part = self._parts.get((topic, partition))
-        return len(part.entries) if part is not None else 0
+        tally = self.topics.get(topic)
+        if tally is None or not 0 <= partition < tally.count:
+            return 0
+        return tally.sent[partition] - tally.reported[partition]
 
     def counts(self, topic: str) -> dict[int, int]:
         """Outstanding messages per partition of ``topic``."""
-        with self._lock:
-            return {p: len(part.entries) for (t, p), part in self._parts.items() if t == topic}
+        tally = self.topics.get(topic)
+        if tally is None:
+            return {}
+        return {p: tally.sent[p] - tally.reported[p] for p in range(tally.count)}
 
-    def partitions(self) -> Iterator[tuple[str, int]]:
-        with self._lock:
-            keys = list(self._parts)
-        yield from keys
+    def checkpoint(self, now: float) -> None:
+        """Record where every partition's send count stands now (the driver thread, once per tick)."""
+        for tally in self.topics.values():
+            for p in range(tally.count):
+                cps = tally.checkpoints[p]
+                cps.drop_reported(tally.reported[p])
+                if tally.sent[p] > tally.reported[p]:
+                    cps.add(now, tally.sent[p])
+
+    def drain(self) -> Iterator[tuple[str, int, int, int, int]]:
+        """Yield and zero each partition's tally since the last call: (topic, partition, calls, failures, slow)."""
+        for topic, tally in self.topics.items():
+            ok, slow, failed = tally.ok, tally.slow, tally.failed
+            for p in range(tally.count):
+                if ok[p] or failed[p]:
+                    calls, failures, slows = ok[p] + failed[p], failed[p], slow[p]
+                    ok[p] = failed[p] = slow[p] = 0
+                    yield topic, p, calls, failures, slows
 
     def load(self, topic: str, partition: int, now: float, stuck_after_s: float | None = None) -> PartitionLoad:
-        """The partition's load; ``ages_s`` lists (oldest first) only the messages older than ``stuck_after_s``.
-
-        Only the stuck prefix is materialised: on a healthy partition it is empty and this is O(1).
-        """
-        with self._lock:
-            part = self._parts.get((topic, partition))
-            if part is None or not part.entries:
-                return PartitionLoad(0, 0, None, self.buffer_max_messages, self.buffer_max_bytes)
-            oldest = next(iter(part.entries.values()))[0]
-            ages: list[float] = []
-            if stuck_after_s is not None and now - oldest > stuck_after_s:
-                cutoff = now - stuck_after_s
-                for sent_at, _size in part.entries.values():
-                    if sent_at >= cutoff:
-                        break
-                    ages.append(now - sent_at)
-            return PartitionLoad(
-                outstanding=len(part.entries),
-                outstanding_bytes=part.bytes,
-                oldest_age_s=now - oldest,
-                buffer_max_messages=self.buffer_max_messages,
-                buffer_max_bytes=self.buffer_max_bytes,
-                ages_s=tuple(ages),
-            )
+        """The partition's load: outstanding messages and bytes, the oldest one's age and (lazily) every age."""
+        tally = self.topics.get(topic)
+        if tally is None or not 0 <= partition < tally.count:
+            return PartitionLoad(0, 0, None, self.buffer_max_messages, self.buffer_max_bytes)
+        sent = tally.sent[partition]
+        reported = tally.reported[partition]
+        outstanding = sent - reported
+        if outstanding <= 0:
+            return PartitionLoad(0, 0, None, self.buffer_max_messages, self.buffer_max_bytes)
+        avg = tally.sent_bytes[partition] / sent if sent else 0.0
+        ages = _Ages(tally.checkpoints[partition], reported, outstanding, now)
+        return PartitionLoad(
+            outstanding=outstanding,
+            outstanding_bytes=int(outstanding * avg),
+            oldest_age_s=ages[0],
+            buffer_max_messages=self.buffer_max_messages,
+            buffer_max_bytes=self.buffer_max_bytes,
+            ages_s=ages,
+        )

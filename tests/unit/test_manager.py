@@ -102,17 +102,24 @@ class Rig:
         self._sent: dict[tuple[str, int], list[int]] = {}
 
     def send(self, partition: int, topic: str = T) -> None:
-        """A message handed to librdkafka now (no report yet)."""
-        seq = next(self._seq)
-        self.tracker.add(topic, partition, seq, self.clock(), 100)
-        self._sent.setdefault((topic, partition), []).append(seq)
+        """A message handed to librdkafka now (no report yet); the tick's checkpoint records when."""
+        tally = self.tracker.ensure(topic, max(partition + 1, 4), 1.0)
+        tally.sent[partition] += 1
+        tally.sent_bytes[partition] += 100
+        self.tracker.sent_total += 1
+        self.tracker.checkpoint(self.clock())
 
     def settle(self, partition: int, topic: str = T) -> None:
         """Every outstanding message of the partition got its report (or was rescued elsewhere)."""
-        for seq in self._sent.pop((topic, partition), []):
-            self.tracker.remove(topic, partition, seq)
+        tally = self.tracker.topics.get(topic)
+        if tally is None or partition >= tally.count:
+            return
+        done = tally.sent[partition] - tally.reported[partition]
+        tally.reported[partition] = tally.sent[partition]
+        self.tracker.reported_total += done
 
     def evaluate(self) -> list[tuple[str, int]]:
+        self.tracker.checkpoint(self.clock())
         return self.mgr.evaluate(self.tracker.load)
 
     def stall(self, *partitions: int) -> list[tuple[str, int]]:
