@@ -25,11 +25,16 @@ class CallbackQueue:
 
     def __init__(self) -> None:
         self._items: deque[Pending] = deque()
+        #: the queue itself, for the producer's report closure to append to without a method call
+        self.items = self._items
         self._cond = threading.Condition()
         self._waiters = 0  # threads blocked in wait()/serve(); put() only takes the lock when there are some
 
     def __len__(self) -> int:
         return len(self._items)
+
+    def has_waiters(self) -> bool:
+        return self._waiters > 0
 
     def put(self, fn: Callable[..., Any], *args: Any) -> None:
         # The delivery-report hot path: deque.append is atomic, and nobody needs waking while nobody waits.

@@ -65,6 +65,8 @@ _MAX_RESCUES = 3
 _CALLBACK_KEYS = ("on_delivery", "error_cb", "stats_cb", "throttle_cb")
 _METADATA_REFRESH_S = 10.0
 _WEIGHTS_REFRESH_S = 0.1
+#: The producing thread serves delivery reports inline every this many messages (see _serve_reports).
+_INLINE_POLL_EVERY = 256
 
 
 # What a message's delivery report must know, folded into the report callback (one cached closure per user
@@ -200,6 +202,11 @@ class MuteProducer:
         # keyed reroutes since the last tick, (topic, home) -> {target: count}: one event per tick, not per message
         self._reroutes: dict[tuple[str, int], dict[int, int]] = {}
         self._weights_at = 0.0
+        self._poll_pause_s = min(0.005, tick_interval_s / 2)
+        self._since_poll = 0
+        self._last_served = 0.0
+        self._last_cb: Any = object()  # no callback matches this until the first produce()
+        self._last_reporter: Callable[[KafkaError | None, Message], None] | None = None
         self._topic_checked: dict[str, float] = {}
         self._stats: StatsSnapshot | None = None
         self._closed = False
@@ -259,28 +266,81 @@ class MuteProducer:
         Raises ``BufferError`` when the local queue is full (or, under ``keyed_policy: hold``, when a muted
         partition's hold queue is full): serve delivery reports with ``poll()`` and retry, as usual.
         """
-        if not isinstance(topic, str):
-            raise TypeError(f"topic must be a str, got {type(topic).__name__}")
         cb = on_delivery or callback or self._user_on_delivery
         with self._lock:
-            if self._closed:
-                raise RuntimeError("produce() on a closed MuteProducer")
+            # The fast path: a healthy topic (nothing muted or held), no explicit partition. Inlined on purpose:
+            # every Python call here costs about as much as librdkafka's produce() itself.
             snap = self._snapshots.get(topic)
-            if snap is None:
-                # Metadata not known yet: the driver thread loads it in the background; meanwhile librdkafka
-                # partitions the message exactly as the plain client would.
-                self._wanted_topics.add(topic)
-            try:
-                if partition is not None and partition >= 0:
-                    self._dispatch(topic, value, key, headers, timestamp, cb, partition, EXPLICIT)
-                elif snap is None:
-                    self._dispatch(topic, value, key, headers, timestamp, cb, UNASSIGNED, UNCOUNTED)
+            if snap is not None and partition == -1 and not snap.muted and not self._holds and not self._closed:
+                size = len(value) if value is not None else 0
+                if key is None and self._sticky is not None:
+                    p = self._sticky.choose(snap, size)
                 else:
-                    self._route(topic, value, key, headers, timestamp, cb, snap)
-            except BufferError:
-                self.counters.buffer_errors += 1
-                raise
-            self.counters.produced += 1
+                    p = self._home_of(key, snap.partition_count) if self._home_of is not None else None
+                tally = self._tracker.topics.get(topic)
+                if p is not None and tally is not None and p < tally.count:
+                    if cb is self._last_cb:  # most applications pass the same callback every time
+                        reporter = self._last_reporter
+                    else:
+                        reporter = self._reporter(cb, NORMAL)
+                        self._last_cb, self._last_reporter = cb, reporter
+                    try:
+                        self._inner.produce(
+                            topic, value, key, partition=p, on_delivery=reporter, timestamp=timestamp, headers=headers
+                        )
+                    except BufferError:
+                        self.counters.buffer_errors += 1
+                        raise
+                    tally.sent[p] += 1
+                    tally.sent_bytes[p] += size
+                    self._tracker.sent_total += 1
+                    self.counters.produced += 1
+                    self._since_poll += 1
+                    if self._since_poll >= _INLINE_POLL_EVERY:
+                        self._serve_reports()
+                    return
+            self._produce_slow(topic, value, key, partition, cb, timestamp, headers, snap)
+            self._since_poll += 1
+            if self._since_poll >= _INLINE_POLL_EVERY:
+                self._serve_reports()
+
+    def _serve_reports(self) -> None:
+        """Serve librdkafka's delivery reports on this thread (producer lock held).
+
+        Why on the producing thread: confluent-kafka drops and retakes the GIL around every report callback. On
+        a second thread that means a GIL hand-over per message while the application is busy producing, which
+        cost ~10 us a message here — more than the message itself. Served inline every few hundred messages (and
+        from poll()/flush()), reports cost what they cost the plain client; the driver thread only steps in when
+        the application has not produced or polled for a few milliseconds, so muting never waits for it.
+        """
+        self._since_poll = 0
+        self._last_served = self._clock()
+        self._inner.poll(0)
+
+    def _produce_slow(
+        self, topic: str, value: Any, key: Any, partition: int, cb: DeliveryCallback | None, timestamp: int,
+        headers: Any, snap: TopicSnapshot | None,
+    ) -> None:
+        """Everything but the fast path: explicit partitions, unknown topics, muted partitions, held keys."""
+        if not isinstance(topic, str):
+            raise TypeError(f"topic must be a str, got {type(topic).__name__}")
+        if self._closed:
+            raise RuntimeError("produce() on a closed MuteProducer")
+        if snap is None:
+            # Metadata not known yet: the driver thread loads it in the background; meanwhile librdkafka
+            # partitions the message exactly as the plain client would.
+            self._wanted_topics.add(topic)
+        try:
+            if partition is not None and partition >= 0:
+                self._dispatch(topic, value, key, headers, timestamp, cb, partition, EXPLICIT)
+            elif snap is None:
+                self._dispatch(topic, value, key, headers, timestamp, cb, UNASSIGNED, UNCOUNTED)
+            else:
+                self._route(topic, value, key, headers, timestamp, cb, snap)
+        except BufferError:
+            self.counters.buffer_errors += 1
+            raise
+        self.counters.produced += 1
 
     def produce_batch(
         self,
@@ -312,6 +372,8 @@ class MuteProducer:
     def poll(self, timeout: float | None = -1) -> int:
         """Serve queued delivery reports and callbacks; wait up to ``timeout`` s (-1/None: forever) for one."""
         self._raise_driver_error()
+        with self._lock:
+            self._serve_reports()
         return self._callbacks.serve(None if timeout is None or timeout < 0 else timeout)
 
     def flush(self, timeout: float | None = -1) -> int:
@@ -320,6 +382,8 @@ class MuteProducer:
         deadline = None if timeout is None or timeout < 0 else time.monotonic() + timeout
         while True:
             self._raise_driver_error()
+            with self._lock:
+                self._serve_reports()
             self._callbacks.serve(0)
             remaining = len(self)
             if remaining == 0:
@@ -327,7 +391,7 @@ class MuteProducer:
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
                 return remaining
-            self._callbacks.wait(0.05 if left is None else min(0.05, left))
+            self._callbacks.wait(self._poll_pause_s if left is None else min(self._poll_pause_s, left))
 
     def purge(self, in_queue: bool = True, in_flight: bool = True, blocking: bool = True) -> None:
         """Purge messages like ``confluent_kafka.Producer.purge``; held messages are purged with ``in_queue``.
@@ -475,8 +539,38 @@ class MuteProducer:
 
     def _make_reporter(self, cb: DeliveryCallback | None, kind: int) -> Callable[[KafkaError | None, Message], None]:
         on_report = self._on_report
+        if kind != NORMAL:
+
+            def report_other(err: KafkaError | None, msg: Message) -> None:
+                on_report(cb, kind, err, msg)
+
+            return report_other
+        # The common report — a success on a warm, tracked partition — is handled right here, with everything it
+        # touches bound as closure variables; anything else goes through _on_report.
+        tracker = self._tracker
+        topics = tracker.topics
+        counters = self.counters
+        queue = self._callbacks
+        pending = queue.items
+        only_errors = self._only_errors
 
         def report(err: KafkaError | None, msg: Message) -> None:
+            if err is None:
+                tally = topics.get(msg.topic())  # type: ignore[arg-type]
+                if tally is not None:
+                    p: int = msg.partition()  # type: ignore[assignment]
+                    if tally.reported[p] >= tally.warm[p] >= 0:
+                        tally.reported[p] += 1
+                        tracker.reported_total += 1
+                        counters.delivered += 1
+                        tally.ok[p] += 1
+                        if (msg.latency() or 0.0) > tally.slow_s:
+                            tally.slow[p] += 1
+                        if cb is not None and not only_errors:
+                            pending.append((cb, (None, msg)))
+                        if queue.has_waiters():
+                            queue.wake()
+                        return
             on_report(cb, kind, err, msg)
 
         return report
@@ -721,11 +815,17 @@ class MuteProducer:
         next_tick = 0.0
         try:
             while not self._stop.is_set():
-                self._inner.poll(self._tick_s / 2)
                 now = self._clock()
+                # Reports are normally served by the producing thread (see _serve_reports); the driver serves
+                # them only when nobody did for a while, e.g. the application is idle or blocked.
+                if now - self._last_served >= self._poll_pause_s:
+                    with self._lock:
+                        self._serve_reports()
+                    now = self._clock()
                 if now >= next_tick:
                     next_tick = now + self._tick_s
                     self._tick(now)
+                self._stop.wait(self._poll_pause_s)
         except BaseException as err:  # surfaced to the application on its next poll/flush
             self._driver_error = err
             log.error("driver_thread_failed", producer=self.name, error=repr(err))
