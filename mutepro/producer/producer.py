@@ -36,7 +36,8 @@ from confluent_kafka import KafkaError, KafkaException, Message
 
 from mutepro.detect.stats import StatsParseError, StatsSnapshot, parse_stats
 from mutepro.errors import ConfigError
-from mutepro.mute.manager import MuteEvent, ProducerMuteManager
+from mutepro.mute.factory import build_detectors
+from mutepro.mute.manager import DetectorFactory, MuteEvent, ProducerMuteManager
 from mutepro.mute.store import BreakerStore, make_store
 from mutepro.partition.protocols import DefaultMutingPartitioner, MutingPartitioner
 from mutepro.partition.reroute import reroute_partition
@@ -115,8 +116,10 @@ class MuteProducer:
     :class:`~mutepro.policy.Policy` (``load_policy(...)``), a :class:`~mutepro.policy.TopicPolicy` for every
     topic, a path or mapping to load, or ``None`` for the defaults.
 
-    ``clock``, ``partitioner``, ``store`` and ``tick_interval_s`` are plug-in points for tests and custom
-    behaviour.
+    Plug-in points (typed Protocols): ``partitioner`` (a :class:`~mutepro.partition.MutingPartitioner`, handed
+    the mute manager through ``initialize``), ``detector_factory`` (``(topic, TopicPolicy) -> [PartitionDetector]``,
+    e.g. ``lambda t, p: [*build_detectors(t, p), MyDetector()]``), ``store`` (a
+    :class:`~mutepro.mute.store.BreakerStore` to share mute state), ``clock`` and ``tick_interval_s``.
     """
 
     def __init__(
@@ -127,6 +130,7 @@ class MuteProducer:
         clock: Clock = time.monotonic,
         partitioner: MutingPartitioner | None = None,
         store: BreakerStore | None = None,
+        detector_factory: DetectorFactory | None = None,
         tick_interval_s: float = 0.05,
         name: str | None = None,
         **kwargs: Any,
@@ -180,7 +184,10 @@ class MuteProducer:
         if store is None:
             state = self._policy.state if isinstance(self._policy, Policy) else None
             store = make_store(state.backend, state.url, state.key_prefix) if state is not None else None
-        self._manager = ProducerMuteManager(self._policy_for, clock=clock, store=store, on_event=self._on_mute_event)
+        self._manager = ProducerMuteManager(
+            self._policy_for, clock=clock, store=store, on_event=self._on_mute_event,
+            detector_factory=detector_factory or build_detectors,
+        )
         self._partitioner.initialize(self._manager)
         self._snapshots = self._manager.snapshots
         # The built-in partitioner's unkeyed choice is called directly on the hot path (one call, not three).
