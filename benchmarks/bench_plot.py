@@ -49,7 +49,9 @@ def _scenario_panel(ax: Any, name: str, sc: dict[str, Any]) -> None:
         ax.axhline(rate, color="black", lw=0.8, ls=":", label=f"offered {rate:.0f} msg/s")
     mute = sc.get("mute", {}).get("mute_timing", {})
     tm, tu = mute.get("time_to_first_mute_s"), mute.get("time_to_last_unmute_s")
-    ax.set_title(f"{name}: {sc['description']}  (mute after {tm} s, last unmute {tu} s after the fault)", fontsize=9)
+    muted = f"mute after {tm} s" if tm is not None else "never muted"
+    unmuted = f"last unmute {tu} s after the fault" if tu is not None else "still muted at the end of the run"
+    ax.set_title(f"{name}: {sc['description']}\nMuteProducer: {muted}, {unmuted}", fontsize=9)
     ax.set_xlabel("seconds since load start (after the load: bounded flush)")
     ax.set_ylabel("delivered msg/s")
     ax.legend(fontsize=7, loc="upper left")

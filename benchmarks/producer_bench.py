@@ -105,6 +105,11 @@ RF_NOTE = (
 
 def main(argv: list[str] | None = None) -> int:
     args = _parse(argv)
+    if args.replot:
+        source = Path(args.replot)
+        plot(json.loads(source.read_text()), source.with_suffix(".png"))
+        console.print(f"wrote {source.with_suffix('.png')}")
+        return 0
     structlog.configure(wrapper_class=structlog.make_filtering_bound_logger(logging.ERROR))
     dur = QUICK if args.quick else FULL
     names = [s.strip() for s in args.scenarios.split(",") if s.strip()]
@@ -175,6 +180,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         "--scenarios", default=",".join(DEFAULT_SCENARIOS),
         help=f"comma-separated fault scenarios from {sorted(SCENARIOS)}; empty for the happy path only",
     )
+    p.add_argument("--replot", metavar="JSON", help="only redraw the PNG next to an existing results JSON")
     p.add_argument("--rate", type=int, default=0, help="offered msg/s in fault scenarios (default: measured)")
     p.add_argument("--rate-share", type=float, default=0.5, help="share of plain capacity to offer (default 0.5)")
     p.add_argument(
