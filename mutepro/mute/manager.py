@@ -48,7 +48,9 @@ class MuteEvent:
 
 
 class _Partition:
-    __slots__ = ("breaker", "detectors", "forced_by", "fresh_since", "leader", "muted_leader", "partition")
+    __slots__ = (
+        "breaker", "closed_at", "detectors", "forced_by", "fresh_since", "leader", "muted_leader", "partition"
+    )
 
     def __init__(self, partition: int, breaker: MuteBreaker, detectors: list[PartitionDetector]) -> None:
         self.partition = partition
@@ -62,6 +64,7 @@ class _Partition:
         # When the breaker was reset (leader moved, unmuted by hand): messages sent before it are still in flight
         # to the old leader and are not the new leader's doing (see _since_reset). None once they are all gone.
         self.fresh_since: float | None = None
+        self.closed_at: float | None = None  # when probes last closed the breaker
 
 
 class _Topic:
@@ -453,18 +456,30 @@ class ProducerMuteManager:
         bad: dict[int, int] = {}
         for t in self._topics.values():
             for part in t.partitions.values():
-                # Half-open partitions are on probation, not bad: counting them would re-mute a broker's freshly
-                # closed partitions while its others still probe, so they could never recover one at a time.
-                if part.breaker.state is BreakerState.OPEN and part.leader >= 0:
+                # Evidence against a broker is its partitions muted by their *own* detectors. Half-open ones are
+                # on probation, and ones muted because of the broker verdict itself would make the verdict
+                # self-sustaining: after a limp, two groups of its partitions probing at different times would
+                # keep re-muting each other forever.
+                reason = part.breaker.reason
+                if (
+                    part.breaker.state is BreakerState.OPEN
+                    and part.leader >= 0
+                    and (reason is None or reason.reason != "broker")
+                ):
                     bad[part.leader] = bad.get(part.leader, 0) + 1
         verdicts = self._broker_detector.evaluate(stats, bad, now)
         for broker, verdict in verdicts.items():
             if broker not in self._broker_verdicts:
                 log.warning("broker_muted", broker=broker, reason=verdict.describe(), **_plain(verdict.detail))
+            only_counts = str(verdict.detail.get("cause", "")) == "bad_partitions"
             for t in self._topics.values():
+                grace = t.policy.breaker.retry_interval_ms / 1000.0
                 for part in t.partitions.values():
-                    if part.leader == broker and part.breaker.state is BreakerState.CLOSED:
-                        self._trip(t, part, verdict)
+                    if part.leader != broker or part.breaker.state is not BreakerState.CLOSED:
+                        continue
+                    if only_counts and part.closed_at is not None and now - part.closed_at < grace:
+                        continue  # it just passed its probes: direct evidence beats its neighbours' state
+                    self._trip(t, part, verdict)
         for broker in set(self._broker_verdicts) - set(verdicts):
             log.info("broker_unmuted", broker=broker)
         self._broker_verdicts = verdicts
@@ -511,6 +526,7 @@ class ProducerMuteManager:
         else:
             kind = "unmute"
             if part is not None:
+                part.closed_at = self._clock()
                 for det in part.detectors:
                     det.reset()
         reason = tr.reason.reason if tr.reason is not None and kind != "unmute" else kind

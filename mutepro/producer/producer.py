@@ -65,6 +65,7 @@ _PURGED = frozenset({KafkaError._PURGE_QUEUE, KafkaError._PURGE_INFLIGHT})
 _MAX_RESCUES = 3
 _CALLBACK_KEYS = ("on_delivery", "error_cb", "stats_cb", "throttle_cb")
 _METADATA_REFRESH_S = 10.0
+_METADATA_POLL_S = 0.05
 _WEIGHTS_REFRESH_S = 0.1
 #: The producing thread serves delivery reports inline every this many messages (see _serve_reports).
 _INLINE_POLL_EVERY = 256
@@ -228,6 +229,8 @@ class MuteProducer:
         self._stop = threading.Event()
         self._driver = threading.Thread(target=self._drive, name=f"{self.name}-driver", daemon=True)
         self._driver.start()
+        self._metadata = threading.Thread(target=self._metadata_loop, name=f"{self.name}-metadata", daemon=True)
+        self._metadata.start()
         _live.add(self)
 
     # -- construction from YAML ------------------------------------------------------------------------
@@ -466,6 +469,7 @@ class MuteProducer:
         self._closed = True
         self._stop.set()
         self._driver.join(5)
+        self._metadata.join(5)
         self._callbacks.serve(0)
         if self._collector is not None:
             unregister_prometheus(self._collector)
@@ -844,9 +848,20 @@ class MuteProducer:
 
             raise MuteproError(f"the MuteProducer driver thread failed: {self._driver_error!r}") from self._driver_error
 
+    def _metadata_loop(self) -> None:
+        """Load and refresh topic metadata on its own thread: list_topics() blocks up to its timeout (a stalled
+        broker makes it wait), and the driver thread must not stop judging partitions meanwhile."""
+        try:
+            while not self._stop.wait(_METADATA_POLL_S):
+                self._load_metadata(self._clock())
+        except BaseException as err:  # surfaced to the application on its next poll/flush
+            self._driver_error = err
+
     def _tick(self, now: float) -> None:
-        self._load_metadata(now)
         tracker = self._tracker
+        # Judge only on served reports: a partition whose reports merely sit unserved must not look silent.
+        with self._lock:
+            self._serve_reports()
         tracker.checkpoint(now)
         for topic, p, calls, failures, slow in tracker.drain():
             self._manager.record_many(topic, p, calls, failures, slow, now)
