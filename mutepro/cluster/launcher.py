@@ -482,7 +482,7 @@ class LocalCluster:
         racks = self.spec.rack_map()
         wanted = [*self.spec.broker_ports] if self.spec.broker_ports else [0] * self.spec.brokers
         ports = _allocate_ports([self.spec.controller_port, *wanted], self.spec.host)
-        self.cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        self.cluster_id = new_cluster_id()
         self.controller = NodeProcess(
             CONTROLLER_NODE_ID, "controller", ports[0], self.run_dir / "controller"
         )
@@ -587,6 +587,18 @@ class LocalCluster:
 
 
 # -- helpers -------------------------------------------------------------------------------------------
+
+
+def new_cluster_id() -> str:
+    """A KRaft cluster id: 16 random bytes, URL-safe base64, never starting with '-'.
+
+    Like Kafka's own Uuid.randomUuid(): an id such as "-Xb3..." would be read by the storage tool's argument
+    parser as an option, and formatting fails (about 1 start in 64).
+    """
+    while True:
+        cid = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cid.startswith("-"):
+            return cid
 
 
 def _write_properties(path: Path, props: Mapping[str, str]) -> None:

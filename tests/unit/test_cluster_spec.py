@@ -107,3 +107,13 @@ class TestLimper:
         node = NodeProcess(1, "broker", 9092, tmp_path)
         with pytest.raises(ConfigError, match="max_duration_s:"):
             Limper(node, max_duration_s=10_000)
+
+
+class TestClusterId:
+    def test_cluster_ids_never_start_with_a_dash(self) -> None:
+        """An id starting with '-' would be parsed as an option by kafka-storage format."""
+        from mutepro.cluster.launcher import new_cluster_id
+
+        ids = [new_cluster_id() for _ in range(2000)]
+        assert all(not i.startswith("-") and len(i) == 22 for i in ids)
+        assert len(set(ids)) == 2000
