@@ -21,28 +21,42 @@ _SLICE_S = 0.05
 
 
 class CallbackQueue:
-    """A FIFO of (callable, args) with a condition so ``poll(timeout)`` can wait for the next one."""
+    """A FIFO of callbacks with a condition so ``poll(timeout)`` can wait for the next one.
+
+    Entries are stored flat in one deque, without a tuple per entry: a delivery report is ``cb, msg`` (its error
+    is None), anything else ``_CALL, fn, args``. At 100,000 reports a second, a container kept alive per queued
+    report would make Python's cyclic GC rescan them over and over (measured: ~3 us a message). Writers append an
+    entry in one ``extend`` (atomic under the GIL) and hold the producer lock; readers serve under ``_serving``.
+    """
 
     def __init__(self) -> None:
-        self._items: deque[Pending] = deque()
+        self._items: deque[Any] = deque()
         #: the queue itself, for the producer's report closure to append to without a method call
         self.items = self._items
         self._cond = threading.Condition()
+        self._serving = threading.Lock()
         self._waiters = 0  # threads blocked in wait()/serve(); put() only takes the lock when there are some
+        self.written = 0  # entries appended (writers hold the producer lock)
+        self.served = 0  # entries served (readers hold _serving)
 
     def __len__(self) -> int:
-        return len(self._items)
+        return self.written - self.served
 
     def has_waiters(self) -> bool:
         return self._waiters > 0
 
-    def put(self, fn: Callable[..., Any], *args: Any) -> None:
-        # The delivery-report hot path: deque.append is atomic, and nobody needs waking while nobody waits.
-        # A waiter that starts waiting just after this check wakes on its own within _SLICE_S.
-        self._items.append((fn, args))
+    def put_report(self, cb: Callable[..., Any], msg: Any) -> None:
+        """A successful delivery report for ``cb`` (the hot path)."""
+        self._items.extend((cb, msg))
+        self.written += 1
         if self._waiters:
-            with self._cond:
-                self._cond.notify_all()
+            self.wake()
+
+    def put(self, fn: Callable[..., Any], *args: Any) -> None:
+        self._items.extend((_CALL, fn, args))
+        self.written += 1
+        if self._waiters:
+            self.wake()
 
     def wake(self) -> None:
         """Wake waiters without an item (something else they wait for changed, e.g. outstanding reached 0)."""
@@ -81,13 +95,31 @@ class CallbackQueue:
                     self._cond.wait(_SLICE_S if remaining is None else min(remaining, _SLICE_S))
                 finally:
                     self._waiters -= 1
-            budget = len(self._items)
-        served = 0
-        while served < budget:
-            try:
-                fn, args = self._items.popleft()
-            except IndexError:
-                break
-            served += 1
-            fn(*args)
-        return served
+        with self._serving:
+            budget = self.written - self.served
+            served = 0
+            pop = self._items.popleft
+            while served < budget:
+                try:
+                    head = pop()
+                except IndexError:
+                    break
+                served += 1
+                self.served += 1
+                if head is _CALL:
+                    fn = pop()
+                    args = pop()
+                    fn(*args)
+                else:
+                    head(None, pop())
+            return served
+
+
+class _CallMarker:
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return "<call>"
+
+
+_CALL = _CallMarker()

@@ -562,7 +562,6 @@ class MuteProducer:
         topics = tracker.topics
         counters = self.counters
         queue = self._callbacks
-        pending = queue.items
         only_errors = self._only_errors
 
         def report(err: KafkaError | None, msg: Message) -> None:
@@ -578,8 +577,8 @@ class MuteProducer:
                         if (msg.latency() or 0.0) > tally.slow_s:
                             tally.slow[p] += 1
                         if cb is not None and not only_errors:
-                            pending.append((cb, (None, msg)))
-                        if queue.has_waiters():
+                            queue.put_report(cb, msg)
+                        elif queue.has_waiters():
                             queue.wake()
                         return
             on_report(cb, kind, err, msg)
@@ -734,7 +733,7 @@ class MuteProducer:
                     # about the partition's health. The detectors see the messages sent from here on.
                     tally.warm[p] = tally.sent[p]
             if cb is not None and not self._only_errors:
-                self._callbacks.put(cb, None, msg)
+                self._callbacks.put_report(cb, msg)
             else:
                 self._callbacks.wake()  # flush() may be waiting for the count to reach zero
             return
