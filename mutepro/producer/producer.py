@@ -629,15 +629,17 @@ class MuteProducer:
                 # a custom partitioner chose a muted home for a keyed message: the keyed policy applies
                 self._route_keyed(topic, value, key, headers, timestamp, cb, partition, snap)
                 return
-        if partition is None or partition < 0:
-            self._dispatch(topic, value, key, headers, timestamp, cb, UNASSIGNED, UNCOUNTED)  # nothing writable
-            return
         if snap.muted:
+            # Probes first, also (above all) when nothing is writable: otherwise half-open partitions would
+            # never get the messages that can close them.
             for candidate in self._manager.probing(topic):
                 if self._manager.try_probe(topic, candidate):
                     self.counters.probes += 1
                     self._dispatch(topic, value, key, headers, timestamp, cb, candidate, PROBE)
                     return
+        if partition is None or partition < 0:
+            self._dispatch(topic, value, key, headers, timestamp, cb, UNASSIGNED, UNCOUNTED)  # nothing writable
+            return
         self._dispatch(topic, value, key, headers, timestamp, cb, partition, NORMAL)
 
     def _route_keyed(

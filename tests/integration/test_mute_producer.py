@@ -450,3 +450,50 @@ print("muted")
         assert here.flush(30) == 0
         assert 3 not in placed
         here.close()
+
+
+class OnceDetector:
+    """A custom detector (plug-in Protocol): mutes its partition on the first check, then never again."""
+
+    name = "chaos_drill"
+
+    def __init__(self) -> None:
+        self.fired = False
+
+    def record(self, delivery: Any) -> None:
+        """Nothing to remember."""
+
+    def check(self, load: Any, now: float) -> Any:
+        from mutepro.detect.model import Verdict
+
+        if self.fired:
+            return None
+        self.fired = True
+        return Verdict("chaos_drill", {"drill": 1})
+
+    def reset(self) -> None:
+        """Keep `fired`: one drill per partition."""
+
+
+class TestPluginsAndRecovery:
+    def test_custom_detector_mutes_everything_and_probes_recover_it(
+        self, kafka_cluster: LocalCluster, topic_factory
+    ) -> None:
+        """A custom detector mutes all partitions; with nothing writable, probes still close every breaker."""
+        topic = topic_factory(partitions=6, replication_factor=3)
+        ledger = Ledger()
+        policy = _policy(breaker={"retry_interval_ms": 1000, "half_open_probes": 2})
+        producer = MuteProducer(
+            kafka_cluster.client_config(**{"linger.ms": 5}),
+            policy=policy,
+            detector_factory=lambda t, p: [OnceDetector()],
+        )
+        _warm(producer, topic, ledger, n=30)
+        assert wait_for(lambda: _muted(producer, topic) == set(range(6)), 15, step=lambda: producer.poll(0.05))
+        with BackgroundLoad(producer, topic, ledger, rate=200, max_s=40):
+            assert wait_for(lambda: not _muted(producer, topic), 30, step=lambda: producer.poll(0.1))
+        reasons = {e.reason for e in producer.mute_manager.events if e.kind == "mute"}
+        assert reasons == {"chaos_drill"}
+        assert producer.counters.probes >= 12 and producer.counters.unmutes >= 6
+        assert producer.flush(30) == 0 and ledger.failed == {}
+        producer.close()
