@@ -118,6 +118,9 @@ class ProducerMuteManager:
         self._broker_verdicts: dict[int, Verdict] = {}
         self._forced_brokers: set[int] = set()
         self._pending_open: list[tuple[str, int]] = []
+        self._outstanding: Callable[[str, int], int] = _zero
+        self._accumulated: Callable[[str, int], int] = _zero
+        self._in_flight: Callable[[str, int], int] = _zero
         # Breakers being reset by _replace_breaker: their intermediate transitions (adopting the old shared
         # record, force_open + release) are bookkeeping, not mute decisions, so they emit no events.
         self._silenced: set[str] = set()
@@ -159,6 +162,28 @@ class ProducerMuteManager:
         t = self._topics.get(topic)
         part = t.partitions.get(partition) if t is not None else None
         return part.leader if part is not None else -1
+
+    # KIP-693's ProducerMuteManager also answers "how much is queued / in flight for this partition"; the counts
+    # live in the producer, which binds them here (until then they read 0).
+    def bind_counts(
+        self,
+        outstanding: Callable[[str, int], int],
+        accumulated: Callable[[str, int], int],
+        in_flight: Callable[[str, int], int],
+    ) -> None:
+        self._outstanding, self._accumulated, self._in_flight = outstanding, accumulated, in_flight
+
+    def outstanding(self, topic: str, partition: int) -> int:
+        """Messages handed to librdkafka for the partition and not yet reported (exact)."""
+        return self._outstanding(topic, partition)
+
+    def accumulated(self, topic: str, partition: int) -> int:
+        """KIP-693 getAccumulatedBatches, in messages: queued in librdkafka, not yet sent (latest statistics)."""
+        return self._accumulated(topic, partition)
+
+    def in_flight(self, topic: str, partition: int) -> int:
+        """KIP-693 getInFlightRequestCount, in messages: sent and awaiting the broker (latest statistics)."""
+        return self._in_flight(topic, partition)
 
     def known_topics(self) -> list[str]:
         return list(self._topics)
@@ -591,6 +616,10 @@ class _Tail(Sequence[float]):
         if not 0 <= i < len(self):
             raise IndexError(i)
         return self._seq[self._start + i]
+
+
+def _zero(topic: str, partition: int) -> int:
+    return 0
 
 
 def _plain(detail: Mapping[str, Any]) -> dict[str, Any]:

@@ -189,6 +189,7 @@ class MuteProducer:
             self._policy_for, clock=clock, store=store, on_event=self._on_mute_event,
             detector_factory=detector_factory or build_detectors,
         )
+        self._manager.bind_counts(self.outstanding, self.accumulated, self.in_flight)
         self._partitioner.initialize(self._manager)
         self._snapshots = self._manager.snapshots
         # The built-in partitioner's unkeyed choice is called directly on the hot path (one call, not three).

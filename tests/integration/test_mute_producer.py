@@ -494,6 +494,8 @@ class TestPluginsAndRecovery:
             assert wait_for(lambda: not _muted(producer, topic), 30, step=lambda: producer.poll(0.1))
         reasons = {e.reason for e in producer.mute_manager.events if e.kind == "mute"}
         assert reasons == {"chaos_drill"}
+        assert producer.mute_manager.outstanding(topic, 0) == producer.outstanding(topic, 0)
+        assert producer.mute_manager.accumulated(topic, 0) >= 0 and producer.mute_manager.in_flight(topic, 0) >= 0
         assert producer.counters.probes >= 12 and producer.counters.unmutes >= 6
         assert producer.flush(30) == 0 and ledger.failed == {}
         producer.close()

@@ -765,3 +765,11 @@ class TestSharedState:
         snap = late.mgr.snapshot(T)
         assert snap is not None
         assert (snap.partition_count, snap.muted) == (6, frozenset({4}))
+
+
+class TestCounts:
+    def test_counts_read_zero_until_bound_then_delegate(self, rig: Rig) -> None:
+        """KIP-693's accumulated / in-flight questions are answered by the producer's bound counters."""
+        assert (rig.mgr.outstanding(T, 0), rig.mgr.accumulated(T, 0), rig.mgr.in_flight(T, 0)) == (0, 0, 0)
+        rig.mgr.bind_counts(lambda t, p: 7, lambda t, p: 5, lambda t, p: 2)
+        assert (rig.mgr.outstanding(T, 0), rig.mgr.accumulated(T, 0), rig.mgr.in_flight(T, 0)) == (7, 5, 2)
