@@ -475,6 +475,10 @@ class MuteProducer:
         if self._collector is not None:
             unregister_prometheus(self._collector)
         _live.discard(self)
+        # The report closures refer back to this producer; dropping them lets the wrapped librdkafka handle (and
+        # its connections and log lines) go as soon as the application drops the producer.
+        self._reporters.clear()
+        self._last_reporter = None
         return left
 
     # -- mutepro's own API ---------------------------------------------------------------------------------
