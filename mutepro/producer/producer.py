@@ -832,17 +832,14 @@ class MuteProducer:
         next_tick = 0.0
         try:
             while not self._stop.is_set():
-                now = self._clock()
                 # Reports are normally served by the producing thread (see _serve_reports); the driver serves
-                # them only when nobody did for a while, e.g. the application is idle or blocked.
-                if now - self._last_served >= self._poll_pause_s:
-                    with self._lock:
-                        self._serve_reports()
-                    now = self._clock()
+                # them once per tick, right before judging the partitions, so an idle or blocked application
+                # never delays a mute by more than one tick.
+                now = self._clock()
                 if now >= next_tick:
                     next_tick = now + self._tick_s
                     self._tick(now)
-                self._stop.wait(self._poll_pause_s)
+                self._stop.wait(max(0.001, next_tick - self._clock()))
         except BaseException as err:  # surfaced to the application on its next poll/flush
             self._driver_error = err
             log.error("driver_thread_failed", producer=self.name, error=repr(err))
