@@ -213,7 +213,6 @@ class MuteProducer:
         self._weights_at = 0.0
         self._poll_pause_s = min(0.005, tick_interval_s / 2)
         self._since_poll = 0
-        self._last_served = 0.0
         self._last_cb: Any = object()  # no callback matches this until the first produce()
         self._last_reporter: Callable[[KafkaError | None, Message], None] | None = None
         self._topic_checked: dict[str, float] = {}
@@ -321,11 +320,10 @@ class MuteProducer:
         Why on the producing thread: confluent-kafka drops and retakes the GIL around every report callback. On
         a second thread that means a GIL hand-over per message while the application is busy producing, which
         cost ~10 us a message here — more than the message itself. Served inline every few hundred messages (and
-        from poll()/flush()), reports cost what they cost the plain client; the driver thread only steps in when
-        the application has not produced or polled for a few milliseconds, so muting never waits for it.
+        from poll()/flush()), reports cost what they cost the plain client; the driver thread serves them once per
+        tick before judging the partitions, so muting never waits for the application.
         """
         self._since_poll = 0
-        self._last_served = self._clock()
         self._inner.poll(0)
 
     def _produce_slow(
