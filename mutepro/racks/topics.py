@@ -69,11 +69,11 @@ def create_rack_aware_topic(
             kafka_error=err.args[0] if err.args else None,
         ) from err
     if wait:
-        _wait_for_leaders(admin, name, len(assignment), timeout_s)
+        wait_for_leaders(admin, name, len(assignment), timeout_s)
     return assignment
 
 
-def _wait_for_leaders(admin: Any, name: str, partitions: int, timeout_s: float) -> None:
+def wait_for_leaders(admin: Any, name: str, partitions: int, timeout_s: float) -> None:
     """Block until the metadata shows every partition of ``name`` with a leader (bounded by ``timeout_s``).
 
     CreateTopics returns when the controller has committed the topic; brokers learn it a moment later, and

@@ -26,6 +26,7 @@ import pytest
 from mutepro.cluster.launcher import LocalCluster, default_run_root
 from mutepro.cluster.spec import ClusterSpec
 from mutepro.errors import ClusterError
+from mutepro.racks.topics import wait_for_leaders
 
 TopicFactory = Callable[..., str]
 
@@ -103,19 +104,7 @@ def create_topic(
         expected = partitions
     futures = admin.create_topics([topic], operation_timeout=timeout_s)  # type: ignore[attr-defined]
     futures[name].result(timeout=timeout_s + 5)
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        md = admin.list_topics(name, timeout=5)  # type: ignore[attr-defined]
-        tmd = md.topics.get(name)
-        if (
-            tmd is not None
-            and tmd.error is None
-            and len(tmd.partitions) == expected
-            and all(p.leader >= 0 for p in tmd.partitions.values())
-        ):
-            return
-        time.sleep(0.1)  # metadata propagates asynchronously; there is no event to await from a client
-    raise ClusterError(f"topic {name} did not get leaders for all {expected} partitions within {timeout_s}s")
+    wait_for_leaders(admin, name, expected, timeout_s)
 
 
 @pytest.fixture(scope="session")

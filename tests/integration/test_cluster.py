@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Callable
 
 import pytest
+from _helpers import wait_for
 from confluent_kafka import Consumer, KafkaError, Producer
 from confluent_kafka.admin import AdminClient
 
@@ -16,19 +16,6 @@ from mutepro.cluster.spec import ClusterSpec
 from mutepro.errors import ClusterError
 
 pytestmark = pytest.mark.integration
-
-
-def _wait_until(predicate: Callable[[], bool], timeout_s: float, poll: Callable[[], object] | None = None) -> bool:
-    """Drive `poll` until `predicate` holds or `timeout_s` passes (a bound, not a synchronisation sleep)."""
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        if poll is not None:
-            poll()
-        else:
-            time.sleep(0.1)
-    return predicate()
 
 
 class TestClusterShape:
@@ -105,7 +92,7 @@ class TestFollowerFetching:
             latest = stats.get("latest", {})
             return len(latest) == 4 and all(broker == 2 for broker, _ in latest.values())
 
-        ok = _wait_until(all_from_rack_b, 60, poll=lambda: consumer.poll(0.2))
+        ok = wait_for(all_from_rack_b, 60, step=lambda: consumer.poll(0.2))
         consumer.close()
         latest = stats.get("latest", {})
         assert ok, f"per-partition (broker, leader) from the consumer's statistics: {latest}"
@@ -134,8 +121,8 @@ class TestFaults:
             for p in range(3):
                 for _ in range(20):
                     producer.produce(topic, value=b"during", partition=p, on_delivery=on_delivery)
-            healthy_done = _wait_until(
-                lambda: delivered[0] == 21 and delivered[2] == 21, 30, poll=lambda: producer.poll(0.1)
+            healthy_done = wait_for(
+                lambda: delivered[0] == 21 and delivered[2] == 21, 30, step=lambda: producer.poll(0.1)
             )
             producer.poll(1.0)  # give the stalled partition every chance to (wrongly) complete
             assert healthy_done
@@ -156,7 +143,7 @@ class TestFaults:
     def test_limping_broker_is_resumed_after_the_block(self, kafka_cluster: LocalCluster) -> None:
         """The limp loop stops and continues the broker, and leaves it running."""
         with kafka_cluster.limping(1, duty=0.5, period_s=0.2) as node:
-            assert _wait_until(node.is_stalled, 5, poll=lambda: time.sleep(0.01))
+            assert wait_for(node.is_stalled, 5, step=lambda: time.sleep(0.01))
         assert not kafka_cluster.node(1).is_stalled()
 
 

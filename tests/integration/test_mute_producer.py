@@ -8,7 +8,7 @@ from collections import defaultdict
 from typing import Any
 
 import pytest
-from _producer_helpers import BackgroundLoad, Ledger, consume_all, wait_for
+from _helpers import BackgroundLoad, Ledger, consume_all, wait_for
 from confluent_kafka import KafkaError, KafkaException, Producer
 
 from mutepro.cluster.launcher import LocalCluster

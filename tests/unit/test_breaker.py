@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import uuid
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import FrozenInstanceError
 from typing import Any
 
@@ -382,27 +381,7 @@ class TestConfig:
 
 # -- shared state across processes --------------------------------------------------------------------------
 
-ProcessStores = Callable[[], BreakerStore]
-
-
-@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.redis)])
-def stores(request: pytest.FixtureRequest) -> Iterator[ProcessStores]:
-    """Each call gives the store a new 'process' would use: the same MemoryStore, or a new Redis client."""
-    created: list[RedisStore] = []
-    if request.param == "memory":
-        shared = MemoryStore()
-        yield lambda: shared
-    else:
-        url = request.getfixturevalue("redis_url")
-        prefix = f"mutepro-breaker-{uuid.uuid4().hex[:12]}"
-
-        def factory() -> BreakerStore:
-            created.append(RedisStore(url, key_prefix=prefix))
-            return created[-1]
-
-        yield factory
-    for s in created:
-        s.close()
+ProcessStores = Callable[[], BreakerStore]  # what the `stores` fixture (tests/unit/conftest.py) yields
 
 
 class TestSharedState:

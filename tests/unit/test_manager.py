@@ -4,8 +4,7 @@ control, events, and state shared by two managers over memory and Redis. Fake cl
 from __future__ import annotations
 
 import itertools
-import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import FrozenInstanceError
 
 import pytest
@@ -14,7 +13,7 @@ from mutepro.detect.model import Delivery, PartitionLoad, Verdict
 from mutepro.detect.protocols import PartitionDetector
 from mutepro.errors import ConfigError
 from mutepro.mute.manager import MuteEvent, ProducerMuteManager, opened_partitions
-from mutepro.mute.store import BreakerStore, MemoryStore, RedisStore
+from mutepro.mute.store import BreakerStore
 from mutepro.policy.schema import BreakerConfig, SlowCallConfig, TopicPolicy
 from mutepro.producer.tracker import OutstandingTracker
 
@@ -668,27 +667,7 @@ class TestEventsAndState:
 
 # -- shared state ------------------------------------------------------------------------------------------
 
-StoreFactory = Callable[[], BreakerStore]
-
-
-@pytest.fixture(params=["memory", pytest.param("redis", marks=pytest.mark.redis)])
-def stores(request: pytest.FixtureRequest) -> Iterator[StoreFactory]:
-    """The store each 'process' uses: one shared MemoryStore, or its own RedisStore on one Redis and prefix."""
-    created: list[RedisStore] = []
-    if request.param == "memory":
-        shared = MemoryStore()
-        yield lambda: shared
-    else:
-        url = request.getfixturevalue("redis_url")
-        prefix = f"mutepro-manager-{uuid.uuid4().hex[:12]}"
-
-        def factory() -> BreakerStore:
-            created.append(RedisStore(url, key_prefix=prefix))
-            return created[-1]
-
-        yield factory
-    for s in created:
-        s.close()
+StoreFactory = Callable[[], BreakerStore]  # what the `stores` fixture (tests/unit/conftest.py) yields
 
 
 @pytest.fixture

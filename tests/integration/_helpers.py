@@ -1,4 +1,4 @@
-"""Helpers for MuteProducer integration tests: a bounded background load and consuming back."""
+"""Helpers for the integration tests: bounded waits, a bounded background load, consuming back."""
 
 from __future__ import annotations
 
