@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, fields
 from typing import Any
 
 COUNTER_HELP = {
@@ -29,24 +28,45 @@ COUNTER_HELP = {
 }
 
 
-@dataclass
 class ProducerCounters:
-    produced: int = 0
-    delivered: int = 0
-    failed: int = 0
-    rerouted: int = 0
-    held: int = 0
-    released: int = 0
-    muted_fail: int = 0
-    rescued: int = 0
-    requeued: int = 0
-    probes: int = 0
-    buffer_errors: int = 0
-    mutes: int = 0
-    unmutes: int = 0
+    """The producer's counters (:data:`COUNTER_HELP` lists them), readable as attributes or :meth:`as_dict`.
+
+    ``produced``, ``delivered`` and ``buffer_errors`` are bumped once per message, by the C fast path when it
+    is built: they live in ``totals`` (the tracker's ``Counts``, C or Python) and are read through from here.
+    """
+
+    _TOTALS = ("produced", "delivered", "buffer_errors")
+
+    def __init__(self, totals: Any = None, **values: int) -> None:
+        if totals is None:
+            from mutepro.producer.tracker import Counts
+
+            totals = Counts()
+        object.__setattr__(self, "_totals", totals)
+        for name in COUNTER_HELP:
+            if name not in self._TOTALS:
+                object.__setattr__(self, name, 0)
+        for name, value in values.items():
+            if name not in COUNTER_HELP:
+                raise TypeError(f"ProducerCounters: unknown counter {name!r}; known: {', '.join(COUNTER_HELP)}")
+            setattr(self, name, value)
+
+    def __getattr__(self, name: str) -> int:  # only called for the totals (the rest are instance attributes)
+        if name in ProducerCounters._TOTALS:
+            return int(getattr(self._totals, name))
+        raise AttributeError(name)
+
+    def __setattr__(self, name: str, value: int) -> None:
+        if name in self._TOTALS:
+            setattr(self._totals, name, value)
+        else:
+            object.__setattr__(self, name, value)
 
     def as_dict(self) -> dict[str, int]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return {name: getattr(self, name) for name in COUNTER_HELP}
+
+    def __repr__(self) -> str:
+        return "ProducerCounters(" + ", ".join(f"{k}={v}" for k, v in self.as_dict().items()) + ")"
 
 
 _registered_lock = threading.Lock()

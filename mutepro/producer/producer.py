@@ -45,6 +45,7 @@ from mutepro.partition.snapshot import TopicSnapshot
 from mutepro.partition.sticky import linger_from_config
 from mutepro.policy.effective import Policy
 from mutepro.policy.schema import TopicPolicy
+from mutepro.producer import accel
 from mutepro.producer.callbacks import CallbackQueue
 from mutepro.producer.metrics import MuteproCollector, ProducerCounters, register_prometheus, unregister_prometheus
 from mutepro.producer.tracker import UNASSIGNED, OutstandingTracker
@@ -79,6 +80,38 @@ UNCOUNTED = 2  # not in a partition tally (partitioned by librdkafka, or sent be
 PROBE = 4  # a probe of a half-open partition
 RESCUED = 8  # re-sent by a rescue already: not rescued again after a timeout
 _REPORTER_CACHE = 512
+_DIRECT_WAIT_S = 0.2  # a blocking poll() waits in librdkafka this long at a time (then checks the queue again)
+# the built-in partitioner settings the C fast path places keyed messages for (others: the Python path)
+_KEY_MODES = {
+    "consistent": "KP_CONSISTENT",
+    "consistent_random": "KP_CONSISTENT_RANDOM",
+    "murmur2": "KP_MURMUR2",
+    "murmur2_random": "KP_MURMUR2_RANDOM",
+    "fnv1a": "KP_FNV1A",
+    "fnv1a_random": "KP_FNV1A_RANDOM",
+}
+
+
+class _GatedLock:
+    """The producer lock. While it is held, the C fast path's ``gate`` is raised, so a produce() on another
+    thread takes the Python path (and waits for the lock there) instead of counting while Python code is in
+    the middle of reading or changing the same counters."""
+
+    __slots__ = ("_lock", "fast")
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self.fast: Any = None
+
+    def __enter__(self) -> None:
+        self._lock.acquire()
+        if self.fast is not None:
+            self.fast.gate += 1
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fast is not None:
+            self.fast.gate -= 1
+        self._lock.release()
 
 
 class _Held:
@@ -134,6 +167,7 @@ class MuteProducer:
         detector_factory: DetectorFactory | None = None,
         tick_interval_s: float = 0.05,
         name: str | None = None,
+        accelerate: bool | None = None,
         **kwargs: Any,
     ) -> None:
         if not isinstance(config, Mapping):
@@ -177,11 +211,17 @@ class MuteProducer:
         )
         self._home_of = getattr(self._partitioner, "home_partition", None)
 
+        if accelerate and not accel.available():
+            raise ConfigError(
+                "accelerate=True: the C fast path (mutepro.producer._fastpath) is not available here (built without "
+                "a C compiler, or MUTEPRO_PURE_PYTHON is set); reinstall mutepro with gcc present, or drop the option"
+            )
+        native = accel.available() if accelerate is None else accelerate
         self._inner = confluent_kafka.Producer(conf)
         self._tracker = OutstandingTracker(
-            setting("queue.buffering.max.messages"), setting("queue.buffering.max.kbytes") * 1024
+            setting("queue.buffering.max.messages"), setting("queue.buffering.max.kbytes") * 1024, native=native
         )
-        self.counters = ProducerCounters()
+        self.counters = ProducerCounters(self._tracker.totals)
         if store is None:
             state = self._policy.state if isinstance(self._policy, Policy) else None
             store = make_store(state.backend, state.url, state.key_prefix) if state is not None else None
@@ -199,7 +239,7 @@ class MuteProducer:
         null_is_random = self._partitioner_name == "random" or self._partitioner_name.endswith("_random")
         self._sticky = default.chooser if default is not None and null_is_random else None
         self._callbacks = CallbackQueue()
-        self._lock = threading.RLock()
+        self._lock = _GatedLock()
         self._reporters: dict[tuple[Any, int], Callable[[KafkaError | None, Message], None]] = {}
         self._holds: dict[tuple[str, int], deque[_Held]] = {}
         self._held_total = 0
@@ -226,12 +266,52 @@ class MuteProducer:
             self._collector = MuteproCollector(self.name, self.metrics, metrics.namespace)
             register_prometheus(self._collector, metrics.prometheus_port)
 
+        self._fast: Any = None
+        self._app_polls_seen = -1
+        if native:
+            self._fast = self._build_fast_path(default)
+            self._lock.fast = self._fast
+            if type(self).produce is MuteProducer.produce:  # a subclass overriding produce() keeps its own
+                self.produce = self._fast.produce  # type: ignore[method-assign]
+
         self._stop = threading.Event()
         self._driver = threading.Thread(target=self._drive, name=f"{self.name}-driver", daemon=True)
         self._driver.start()
         self._metadata = threading.Thread(target=self._metadata_loop, name=f"{self.name}-metadata", daemon=True)
         self._metadata.start()
         _live.add(self)
+
+    def _build_fast_path(self, default: DefaultMutingPartitioner | None) -> Any:
+        """The C fast path: produce() and delivery reports for healthy topics without a Python frame.
+
+        It covers what the Python fast path in :meth:`produce` covers -- the built-in partitioner's keyed
+        placement and its sticky choice for unkeyed messages (when its clock is the real monotonic clock) -- and
+        hands every other call to :meth:`produce` itself.
+        """
+        assert accel.fastpath is not None
+        chooser = default.chooser if default is not None else None
+        picker = None
+        if self._sticky is not None and chooser is not None and getattr(chooser, "_clock", None) is time.monotonic:
+            picker = chooser.pick
+        key_mode = _KEY_MODES.get(self._partitioner_name, "KP_NONE") if default is not None else "KP_NONE"
+        return accel.fastpath.FastPath(
+            inner_produce=self._inner.produce,
+            inner_poll=self._inner.poll,
+            snapshots=self._snapshots,
+            tallies=self._tracker.topics,
+            holds=self._holds,
+            slow_produce=MuteProducer.produce.__get__(self),
+            on_report=self._on_report,
+            queue=self._callbacks,
+            picker=picker,
+            default_cb=self._user_on_delivery,
+            counts=self._tracker.totals,
+            key_mode=getattr(accel.fastpath, key_mode),
+            only_errors=int(self._only_errors),
+            sticky_bytes=int(getattr(chooser, "_sticky_bytes", 0) or 0),
+            linger_s=float(getattr(chooser, "_linger_s", 0.0) or 0.0),
+            inline_poll_every=_INLINE_POLL_EVERY * 4,
+        )
 
     # -- construction from YAML ------------------------------------------------------------------------
 
@@ -381,9 +461,35 @@ class MuteProducer:
     def poll(self, timeout: float | None = -1) -> int:
         """Serve queued delivery reports and callbacks; wait up to ``timeout`` s (-1/None: forever) for one."""
         self._raise_driver_error()
-        with self._lock:
-            self._serve_reports()
-        return self._callbacks.serve(None if timeout is None or timeout < 0 else timeout)
+        if self._fast is None:
+            with self._lock:
+                self._serve_reports()
+            return self._callbacks.serve(None if timeout is None or timeout < 0 else timeout)
+        deadline = None if timeout is None or timeout < 0 else time.monotonic() + timeout
+        while True:
+            served = self._serve_direct(0.0)
+            if served:
+                return served
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return 0
+            # wait in librdkafka itself (GIL released), a slice at a time: reports the driver thread queues
+            # meanwhile are picked up on the next round
+            served = self._serve_direct(_DIRECT_WAIT_S if left is None else min(left, _DIRECT_WAIT_S))
+            if served:
+                return served
+
+    def _serve_direct(self, wait_s: float) -> int:
+        """Queued callbacks first (they are older), then librdkafka's reports with the application's callbacks
+        run right here, on the application's thread inside its poll()/flush(), as the plain client does."""
+        fast = self._fast
+        served = self._callbacks.serve(0)
+        previous = fast.enter_direct()
+        try:
+            served += self._inner.poll(0.0 if served else wait_s)
+        finally:
+            fast.leave_direct(previous)
+        return served
 
     def flush(self, timeout: float | None = -1) -> int:
         """Wait until every message (held ones too) has its final report and its callback ran; returns how many
@@ -391,9 +497,12 @@ class MuteProducer:
         deadline = None if timeout is None or timeout < 0 else time.monotonic() + timeout
         while True:
             self._raise_driver_error()
-            with self._lock:
-                self._serve_reports()
-            self._callbacks.serve(0)
+            if self._fast is None:
+                with self._lock:
+                    self._serve_reports()
+                self._callbacks.serve(0)
+            else:
+                self._serve_direct(0.0)
             remaining = len(self)
             if remaining == 0:
                 return 0
@@ -466,6 +575,8 @@ class MuteProducer:
             return len(self)
         left = self.flush(timeout)
         self._closed = True
+        if self._fast is not None:
+            self._fast.closed = 1
         self._stop.set()
         self._driver.join(5)
         self._metadata.join(5)
@@ -477,6 +588,8 @@ class MuteProducer:
         # its connections and log lines) go as soon as the application drops the producer.
         self._reporters.clear()
         self._last_reporter = None
+        if self._fast is not None:
+            self._fast.forget_reporters()
         return left
 
     # -- mutepro's own API ---------------------------------------------------------------------------------
@@ -553,7 +666,9 @@ class MuteProducer:
 
     def _make_reporter(self, cb: DeliveryCallback | None, kind: int) -> Callable[[KafkaError | None, Message], None]:
         on_report = self._on_report
-        if kind != NORMAL:
+        if kind != NORMAL or self._fast is not None:
+            # (with the C fast path, reports are not served under the producer lock: every Python report goes
+            # through _on_report, which takes it)
 
             def report_other(err: KafkaError | None, msg: Message) -> None:
                 on_report(cb, kind, err, msg)
@@ -713,6 +828,15 @@ class MuteProducer:
     # -- delivery reports (driver thread, inside inner.poll) ---------------------------------------------
 
     def _on_report(self, cb: DeliveryCallback | None, kind: int, err: KafkaError | None, msg: Message) -> None:
+        if self._fast is None:
+            self._on_report_locked(cb, kind, err, msg)  # poll() holds the lock around every report already
+            return
+        with self._lock:
+            self._on_report_locked(cb, kind, err, msg)
+
+    def _on_report_locked(
+        self, cb: DeliveryCallback | None, kind: int, err: KafkaError | None, msg: Message
+    ) -> None:
         tracker = self._tracker
         tracker.reported_total += 1
         tally = None
@@ -861,10 +985,20 @@ class MuteProducer:
     def _tick(self, now: float) -> None:
         tracker = self._tracker
         # Judge only on served reports: a partition whose reports merely sit unserved must not look silent.
-        with self._lock:
-            self._serve_reports()
-        tracker.checkpoint(now)
-        for topic, p, calls, failures, slow in tracker.drain():
+        if self._fast is None:
+            with self._lock:
+                self._serve_reports()
+        elif self._fast.app_polls == self._app_polls_seen:
+            # The application has not polled since the last tick: serve its reports here (queued for its next
+            # poll). When it does poll, its own poll() runs the callbacks directly and the driver stays out of
+            # the way: serving here would queue reports and make every later one queue behind them.
+            self._inner.poll(0)  # the C reporter needs no lock (and Python reports take it themselves)
+        if self._fast is not None:
+            self._app_polls_seen = self._fast.app_polls
+        with self._lock:  # the C fast path counts on other threads: read-and-zero under the gate
+            tracker.checkpoint(now)
+            drained = list(tracker.drain())
+        for topic, p, calls, failures, slow in drained:
             self._manager.record_many(topic, p, calls, failures, slow, now)
         opened = self._manager.evaluate(tracker.load, self._stats)
         if opened:

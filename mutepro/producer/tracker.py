@@ -20,9 +20,10 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Iterator, Sequence
-from typing import overload
+from typing import Any, overload
 
 from mutepro.detect.model import PartitionLoad
+from mutepro.producer.accel import fastpath
 
 #: The partition of messages librdkafka partitions itself (topic metadata not known yet).
 UNASSIGNED = -1
@@ -99,7 +100,7 @@ class _Ages(Sequence[float]):
 
 class TopicTally:
     """Plain-integer counters of one topic, indexed by partition (written under the producer lock or on the
-    driver thread only)."""
+    driver thread only). The pure-Python twin of :class:`NativeTopicTally`; both pass the same tests."""
 
     __slots__ = ("checkpoints", "count", "failed", "ok", "reported", "sent", "sent_bytes", "slow", "slow_s", "warm")
 
@@ -128,25 +129,86 @@ class TopicTally:
         self.count = count
 
 
-class OutstandingTracker:
-    """Messages produced to librdkafka without a final delivery report, per (topic, partition)."""
+class Counts:
+    """Producer-wide totals; the pure-Python twin of the C fast path's ``Counts`` (same attributes)."""
 
-    def __init__(self, buffer_max_messages: int, buffer_max_bytes: int) -> None:
-        self.buffer_max_messages = buffer_max_messages
-        self.buffer_max_bytes = buffer_max_bytes
-        self.topics: dict[str, TopicTally] = {}
+    __slots__ = ("buffer_errors", "delivered", "produced", "reported_total", "sent_total")
+
+    def __init__(self) -> None:
         self.sent_total = 0
         self.reported_total = 0
+        self.produced = 0
+        self.delivered = 0
+        self.buffer_errors = 0
+
+
+if fastpath is not None:
+
+    class NativeTopicTally(fastpath.Tally):  # type: ignore[misc,name-defined]
+        """:class:`TopicTally` with its counters in C arrays, where the C fast path updates them in place
+        (``tally.sent[p] += 1`` works on the live column views as on lists)."""
+
+        __slots__ = ("checkpoints",)
+
+        def __init__(self, count: int, slow_s: float) -> None:
+            super().__init__(count, slow_s)
+            self.checkpoints: list[_Checkpoints] = [_Checkpoints() for _ in range(self.count)]
+
+        def grow(self, count: int) -> None:
+            extra = count - self.count
+            if extra <= 0:
+                return
+            super().grow(count)
+            self.checkpoints.extend(_Checkpoints() for _ in range(extra))
+
+else:  # pragma: no cover - only without a C compiler
+    NativeTopicTally = None  # type: ignore[assignment,misc]
+
+
+class OutstandingTracker:
+    """Messages produced to librdkafka without a final delivery report, per (topic, partition).
+
+    ``native=True`` keeps the counters in C (the C fast path writes them); the default follows whether the
+    extension is available (see :mod:`mutepro.producer.accel`).
+    """
+
+    def __init__(self, buffer_max_messages: int, buffer_max_bytes: int, *, native: bool | None = None) -> None:
+        if native is None:
+            native = fastpath is not None
+        if native and fastpath is None:
+            raise RuntimeError("native=True needs the C extension mutepro.producer._fastpath (not built here)")
+        self.native = native
+        self.buffer_max_messages = buffer_max_messages
+        self.buffer_max_bytes = buffer_max_bytes
+        self.topics: dict[str, Any] = {}  # topic -> TopicTally or NativeTopicTally
+        self.totals: Any = fastpath.Counts() if native else Counts()
+
+    @property
+    def sent_total(self) -> int:
+        return int(self.totals.sent_total)
+
+    @sent_total.setter
+    def sent_total(self, value: int) -> None:
+        self.totals.sent_total = value
+
+    @property
+    def reported_total(self) -> int:
+        return int(self.totals.reported_total)
+
+    @reported_total.setter
+    def reported_total(self, value: int) -> None:
+        self.totals.reported_total = value
 
     @property
     def total(self) -> int:
         """Messages handed to librdkafka and not yet reported, over every topic (exact)."""
         return self.sent_total - self.reported_total
 
-    def ensure(self, topic: str, partition_count: int, slow_s: float) -> TopicTally:
+    def ensure(self, topic: str, partition_count: int, slow_s: float) -> Any:
         tally = self.topics.get(topic)
         if tally is None:
-            tally = self.topics[topic] = TopicTally(partition_count, slow_s)
+            factory = NativeTopicTally if self.native else TopicTally
+            tally = self.topics[topic] = factory(partition_count, slow_s)
         else:
             tally.grow(partition_count)
         return tally
