@@ -447,6 +447,7 @@ typedef struct {
     long long inline_polls;      /* how often that happened */
     long long direct_reports;    /* reports whose callback ran straight from the app's poll (no queue) */
     long long app_polls;         /* the application's poll()/flush() rounds (the driver skips serving then) */
+    long long fallbacks;         /* produce() calls handed to the Python path */
 } FastPath;
 
 typedef struct {
@@ -630,6 +631,7 @@ static PyObject *fastpath_reporter(FastPath *fp, PyObject *cb, PyObject *topic, 
 /* -- FastPath.produce ------------------------------------------------------------------------------------ */
 
 static PyObject *slow(FastPath *fp, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    fp->fallbacks++;
     return PyObject_Vectorcall(fp->slow_produce, args, PyVectorcall_NARGS(nargsf), kwnames);
 }
 
@@ -972,6 +974,7 @@ static PyMemberDef FastPath_members[] = {
     {"since_app_poll", T_LONGLONG, offsetof(FastPath, since_app_poll), 0, "messages since the app polled"},
     {"inline_polls", T_LONGLONG, offsetof(FastPath, inline_polls), READONLY, "inline report servings"},
     {"direct_reports", T_LONGLONG, offsetof(FastPath, direct_reports), READONLY, "reports served directly"},
+    {"fallbacks", T_LONGLONG, offsetof(FastPath, fallbacks), READONLY, "produce() calls handed to Python"},
     {"app_polls", T_LONGLONG, offsetof(FastPath, app_polls), READONLY, "the application's poll rounds"},
     {"counts", T_OBJECT, offsetof(FastPath, counts), READONLY, "the producer-wide totals"},
     {NULL},

@@ -13,9 +13,19 @@ from confluent_kafka import KafkaError, KafkaException, Producer
 
 from mutepro.cluster.launcher import LocalCluster
 from mutepro.partition.hashing import key_partitioner
-from mutepro.producer import MuteProducer
+from mutepro.producer import MuteProducer, accel
 
 pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(autouse=True, params=["c", "python"], ids=["c-fastpath", "pure-python"])
+def producer_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Every test here runs twice: with the C fast path (when built) and with the pure-Python path."""
+    if request.param == "c" and not accel.available():
+        pytest.skip("the C fast path is not built here")
+    if request.param == "python":
+        monkeypatch.setattr(accel, "fastpath", None)
+    return str(request.param)
 
 # Broker 2 (rack-b) leads partitions 1 and 4 of every RF=1 topic made with this assignment.
 RF1 = [[1], [2], [3], [1], [2], [3]]
@@ -278,6 +288,30 @@ class TestDropIn:
             assert topic in producer.list_topics(topic, timeout=10).topics
             producer.purge()
             assert producer.poll(0) == 0
+
+    def test_healthy_traffic_takes_the_c_path(
+        self, kafka_cluster: LocalCluster, topic_factory, producer_path: str
+    ) -> None:
+        """With the extension built, healthy keyed and unkeyed traffic is produced and reported in C, and the
+        application's callbacks run from its own poll; every message is still reported once."""
+        if producer_path != "c":
+            pytest.skip("about the C fast path")
+        topic = topic_factory(partitions=6, replication_factor=1)
+        ledger = Ledger()
+        producer = MuteProducer(kafka_cluster.client_config(**{"linger.ms": 5}))
+        _warm(producer, topic, ledger)
+        fast = producer._fast
+        before = fast.fallbacks
+        for i in range(3000):
+            producer.produce(topic, f"{i}|".encode(), None if i % 2 else f"k{i % 50}", on_delivery=ledger.callback)
+            if i % 100 == 99:
+                producer.poll(0)
+        assert producer.flush(30) == 0
+        assert fast.fallbacks - before == 0
+        assert fast.direct_reports > 0 and ledger.reports == 3060 and len(ledger.delivered) == 3060
+        assert ledger.callback_threads == {threading.get_ident()}  # only ever on the application thread
+        assert producer.metrics()["counters"]["delivered"] == 3060
+        producer.close()
 
     def test_stats_and_error_callbacks_still_reach_the_application(self, kafka_cluster: LocalCluster) -> None:
         """The user's stats_cb is served from poll() with librdkafka's JSON, as with the plain client."""

@@ -1,0 +1,363 @@
+"""The C fast path (mutepro.producer._fastpath): hashes, tally storage, and produce()/report bookkeeping
+against a stand-in for confluent_kafka.Producer (no broker)."""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections import deque
+from typing import Any
+
+import pytest
+
+from mutepro.partition.hashing import key_partitioner
+from mutepro.partition.snapshot import TopicSnapshot
+from mutepro.producer import accel
+from mutepro.producer.callbacks import CallbackQueue
+from mutepro.producer.tracker import Counts, OutstandingTracker, TopicTally
+
+fp = pytest.importorskip("mutepro.producer._fastpath", reason="the C extension is not built here")
+
+MODES = {
+    "consistent": fp.KP_CONSISTENT,
+    "consistent_random": fp.KP_CONSISTENT_RANDOM,
+    "murmur2": fp.KP_MURMUR2,
+    "murmur2_random": fp.KP_MURMUR2_RANDOM,
+    "fnv1a": fp.KP_FNV1A,
+    "fnv1a_random": fp.KP_FNV1A_RANDOM,
+}
+
+
+def _keys() -> list[Any]:
+    rng = random.Random(7)
+    keys: list[Any] = [None, b"", "", b"a", b"21", b"23456", "héllo", "κλειδί", b"\x00\xff" * 9]
+    keys += [bytes(rng.randrange(256) for _ in range(rng.randrange(1, 40))) for _ in range(400)]
+    keys += [f"user-{i}" for i in range(200)]
+    return keys
+
+
+class TestKeyPartition:
+    @pytest.mark.parametrize("name", sorted(MODES))
+    def test_matches_the_python_reference_for_every_partitioner(self, name: str) -> None:
+        """Every key (bytes, str, NULL, empty) lands where the librdkafka-exact Python partitioner puts it."""
+        ref = key_partitioner(name)
+        for count in (1, 3, 12, 17, 100):
+            for key in _keys():
+                expected = ref(key, count)
+                got = fp.key_partition(MODES[name], key, count)
+                assert got == (-1 if expected is None else expected), (name, key, count)
+
+    def test_unhandled_key_types_and_modes_defer_to_python(self) -> None:
+        """A key type the C path does not read, or no C mode, answers -2 (the Python path decides)."""
+        assert fp.key_partition(fp.KP_MURMUR2, 12345, 6) == -2
+        assert fp.key_partition(fp.KP_MURMUR2, bytearray(b"k"), 6) == -2
+        assert fp.key_partition(fp.KP_NONE, b"k", 6) == -2
+        assert fp.key_partition(fp.KP_MURMUR2, b"k", 0) == -2
+
+
+class TestTally:
+    def test_columns_are_live_views(self) -> None:
+        """Columns read and write the C storage in place, with list-like indexing."""
+        t = fp.Tally(3, 0.5)
+        t.sent[1] += 5
+        t.sent[-1] = 2
+        assert list(t.sent) == [0, 5, 2] and len(t.sent) == 3 and list(t.warm) == [-1, -1, -1]
+        with pytest.raises(IndexError):
+            t.sent[3] = 1
+        with pytest.raises(TypeError):
+            del t.sent[0]
+
+    def test_grow_keeps_counts_and_never_shrinks(self) -> None:
+        """grow() adds zeroed partitions (warm = -1) and ignores smaller counts."""
+        t = fp.Tally(2, 1.0)
+        t.reported[1] = 4
+        t.grow(40)
+        t.grow(1)
+        assert t.count == 40 and t.reported[1] == 4 and t.reported[39] == 0 and t.warm[39] == -1
+
+    def test_slow_threshold_is_writable(self) -> None:
+        """slow_s is a plain float attribute."""
+        t = fp.Tally(1, 0.5)
+        t.slow_s = 2.0
+        assert t.slow_s == 2.0
+
+
+@pytest.fixture(params=["native", "python"])
+def tracker(request: pytest.FixtureRequest) -> OutstandingTracker:
+    return OutstandingTracker(1000, 1 << 20, native=request.param == "native")
+
+
+class TestTrackerTwins:
+    def test_both_tallies_behave_alike(self, tracker: OutstandingTracker) -> None:
+        """The C-backed and the list-backed tally give the same counts, growth and checkpoints."""
+        tally = tracker.ensure("t", 2, slow_s=1.0)
+        tally.sent[1] += 5
+        tracker.sent_total += 5
+        tally.reported[1] += 2
+        tracker.reported_total += 2
+        tracker.ensure("t", 4, slow_s=1.0)
+        assert list(tally.sent) == [0, 5, 0, 0] and len(tally.checkpoints) == 4
+        assert tracker.counts("t") == {0: 0, 1: 3, 2: 0, 3: 0} and tracker.total == 3
+        assert isinstance(tally, TopicTally) != tracker.native
+
+    def test_native_needs_the_extension(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """Asking for native counters without the extension is a clear error."""
+        import mutepro.producer.tracker as tracker_module
+
+        monkeypatch.setattr(tracker_module, "fastpath", None)
+        with pytest.raises(RuntimeError, match="C extension"):
+            OutstandingTracker(10, 10, native=True)
+
+
+# ---------------------------------------------------------------------------------------------------------
+# FastPath against a stand-in for confluent_kafka.Producer
+# ---------------------------------------------------------------------------------------------------------
+
+
+class FakeInner:
+    """Records produce() calls; reports are delivered by poll() from ``pending``."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[Any, ...]] = []
+        self.pending: deque[tuple[Any, Any, Any]] = deque()
+        self.full = False
+
+    def produce(self, *args: Any) -> None:
+        if self.full:
+            raise BufferError("Local: Queue full")
+        self.calls.append(args)
+
+    def poll(self, timeout: float = 0) -> int:
+        n = 0
+        while self.pending:
+            cb, err, msg = self.pending.popleft()
+            cb(err, msg)
+            n += 1
+        return n
+
+
+class FakeMsg:
+    def __init__(self, topic: str, partition: int, latency: float | None = 0.01) -> None:
+        self._t, self._p, self._l = topic, partition, latency
+
+    def topic(self) -> str:
+        return self._t
+
+    def partition(self) -> int:
+        return self._p
+
+    def latency(self) -> float | None:
+        return self._l
+
+
+class Rig:
+    """A FastPath wired like MuteProducer wires it, with recording fallbacks."""
+
+    def __init__(self, *, muted: frozenset[int] = frozenset(), key_mode: int = fp.KP_CONSISTENT_RANDOM) -> None:
+        self.inner = FakeInner()
+        self.tracker = OutstandingTracker(1000, 1 << 20, native=True)
+        self.tally = self.tracker.ensure("t", 6, slow_s=0.5)
+        for p in range(6):  # warm partitions: reports are judged by the C reporter
+            self.tally.warm[p] = 0
+        self.snapshots = {"t": TopicSnapshot.build("t", 6, muted, None)}
+        self.holds: dict[Any, Any] = {}
+        self.slow_calls: list[tuple[tuple[Any, ...], dict[str, Any]]] = []
+        self.reports: list[tuple[Any, ...]] = []
+        self.queue = CallbackQueue()
+        self.picks = 0
+        self.fast = fp.FastPath(
+            inner_produce=self.inner.produce, inner_poll=self.inner.poll, snapshots=self.snapshots,
+            tallies=self.tracker.topics, holds=self.holds, slow_produce=self._slow, on_report=self._on_report,
+            queue=self.queue, picker=self._pick, default_cb=None, counts=self.tracker.totals, key_mode=key_mode,
+            only_errors=0, sticky_bytes=1000, linger_s=60.0, inline_poll_every=10_000,
+        )
+
+    def _slow(self, *args: Any, **kwargs: Any) -> str:
+        self.slow_calls.append((args, kwargs))
+        return "slow"
+
+    def _on_report(self, cb: Any, kind: int, err: Any, msg: Any) -> None:
+        self.reports.append((cb, kind, err, msg))
+
+    def _pick(self, snap: TopicSnapshot) -> int | None:
+        self.picks += 1
+        return snap.writable[-1] if snap.writable else None
+
+
+class TestFastPathProduce:
+    def test_healthy_unkeyed_goes_sticky_without_python(self) -> None:
+        """Unkeyed messages stick to one picked partition and are counted; nothing falls back."""
+        rig = Rig()
+        for _ in range(5):
+            assert rig.fast.produce("t", b"x" * 100) is None
+        assert rig.slow_calls == [] and rig.picks == 1
+        assert {c[3] for c in rig.inner.calls} == {5}
+        assert rig.tally.sent[5] == 5 and rig.tally.sent_bytes[5] == 500
+        assert rig.tracker.totals.produced == 5 and rig.tracker.sent_total == 5
+        assert rig.tally.stick == 5
+
+    def test_sticky_switches_after_sticky_bytes(self) -> None:
+        """A new pick happens once the sticky partition took sticky_bytes."""
+        rig = Rig()
+        for _ in range(12):
+            rig.fast.produce("t", b"x" * 100)  # 1000 sticky bytes -> a switch every 10 messages
+        assert rig.picks == 2
+
+    def test_keyed_messages_land_on_librdkafka_partition(self) -> None:
+        """Keyed placement is the configured partitioner's, passed to librdkafka as an explicit partition."""
+        rig = Rig(key_mode=fp.KP_MURMUR2_RANDOM)
+        ref = key_partitioner("murmur2_random")
+        for i in range(50):
+            rig.fast.produce("t", b"v", f"k{i}".encode())
+        assert [c[3] for c in rig.inner.calls] == [ref(f"k{i}".encode(), 6) for i in range(50)]
+
+    def test_arguments_reach_librdkafka_positionally(self) -> None:
+        """Timestamp and headers are passed on; the reporter replaces the user's callback."""
+        rig = Rig()
+        cb = lambda err, msg: None  # noqa: E731
+        rig.fast.produce("t", b"v", b"k", on_delivery=cb, timestamp=123, headers=[("h", b"1")])
+        args = rig.inner.calls[0]
+        assert args[:3] == ("t", b"v", b"k") and args[5:] == (None, 123, [("h", b"1")])
+        assert type(args[4]).__name__ == "Reporter"
+
+    @pytest.mark.parametrize(
+        "call",
+        [
+            lambda f: f.produce("t", b"v", partition=2),  # explicit partition
+            lambda f: f.produce("other", b"v"),  # unknown topic
+            lambda f: f.produce("t", value=bytearray(b"v")),  # value type the C path does not size
+            lambda f: f.produce("t", b"v", 42),  # key type the C path does not hash
+            lambda f: f.produce("t", b"v", bogus=1),  # unknown keyword: Python raises the TypeError
+            lambda f: f.produce(b"t", b"v"),  # topic not a str
+            lambda f: f.produce(),  # no topic
+        ],
+    )
+    def test_everything_unusual_goes_to_python(self, call: Any) -> None:
+        """The C path hands anything it does not cover to the Python produce(), untouched."""
+        rig = Rig()
+        assert call(rig.fast) == "slow"
+        assert rig.inner.calls == [] and len(rig.slow_calls) == 1
+
+    def test_muted_topic_held_keys_gate_and_close_go_to_python(self) -> None:
+        """Anything muted or held, the producer lock held elsewhere, or a closed producer: Python decides."""
+        assert Rig(muted=frozenset({1})).fast.produce("t", b"v") == "slow"
+        rig = Rig()
+        rig.holds[("t", 1)] = deque([object()])
+        assert rig.fast.produce("t", b"v") == "slow"
+        rig = Rig()
+        rig.fast.gate = 1
+        assert rig.fast.produce("t", b"v") == "slow"
+        rig.fast.gate = 0
+        rig.fast.closed = 1
+        assert rig.fast.produce("t", b"v") == "slow"
+
+    def test_buffer_error_is_counted_and_raised(self) -> None:
+        """A full librdkafka queue raises BufferError to the caller, counted, and counts no send."""
+        rig = Rig()
+        rig.inner.full = True
+        with pytest.raises(BufferError):
+            rig.fast.produce("t", b"v")
+        assert rig.tracker.totals.buffer_errors == 1 and rig.tracker.sent_total == 0
+
+    def test_inline_poll_when_the_application_does_not_poll(self) -> None:
+        """After inline_poll_every messages without an app poll, reports are served (and queued)."""
+        rig = Rig()
+        rig.fast = fp.FastPath(
+            inner_produce=rig.inner.produce, inner_poll=rig.inner.poll, snapshots=rig.snapshots,
+            tallies=rig.tracker.topics, holds=rig.holds, slow_produce=rig._slow, on_report=rig._on_report,
+            queue=rig.queue, picker=rig._pick, default_cb=None, counts=rig.tracker.totals,
+            key_mode=fp.KP_CONSISTENT_RANDOM, only_errors=0, sticky_bytes=0, linger_s=60.0, inline_poll_every=3,
+        )
+        for _ in range(7):
+            rig.fast.produce("t", b"v")
+        assert rig.fast.inline_polls == 2
+
+
+class TestReporter:
+    def _sent(self, rig: Rig, cb: Any, n: int = 1) -> Any:
+        for _ in range(n):
+            rig.fast.produce("t", b"v", on_delivery=cb)
+        return rig.inner.calls[-1][4]
+
+    def test_success_counts_and_queues_outside_the_apps_poll(self) -> None:
+        """A success bumps reported/ok, and its callback waits in the queue for the application's poll."""
+        rig = Rig()
+        got: list[Any] = []
+        reporter = self._sent(rig, lambda err, msg: got.append(msg), 2)
+        p = rig.inner.calls[-1][3]
+        reporter(None, FakeMsg("t", p, latency=0.9))
+        assert rig.tally.reported[p] == 1 and rig.tally.ok[p] == 1 and rig.tally.slow[p] == 1
+        assert rig.tracker.totals.delivered == 1 and got == [] and len(rig.queue) == 1
+        rig.queue.serve(0)
+        assert len(got) == 1
+
+    def test_direct_inside_the_apps_poll(self) -> None:
+        """Inside the application's poll (enter_direct on this thread, queue empty) the callback runs at once."""
+        rig = Rig()
+        got: list[Any] = []
+        reporter = self._sent(rig, lambda err, msg: got.append(msg))
+        previous = rig.fast.enter_direct()
+        try:
+            reporter(None, FakeMsg("t", rig.inner.calls[-1][3]))
+        finally:
+            rig.fast.leave_direct(previous)
+        assert len(got) == 1 and len(rig.queue) == 0 and rig.fast.direct_reports == 1
+
+    def test_direct_waits_behind_older_queued_callbacks(self) -> None:
+        """Callbacks keep their order: with anything queued, a report queues behind it even inside poll."""
+        rig = Rig()
+        got: list[Any] = []
+        reporter = self._sent(rig, lambda err, msg: got.append(msg))
+        rig.queue.put(got.append, "older")
+        previous = rig.fast.enter_direct()
+        reporter(None, FakeMsg("t", rig.inner.calls[-1][3]))
+        rig.fast.leave_direct(previous)
+        assert got == [] and len(rig.queue) == 2
+        rig.queue.serve(0)
+        assert got[0] == "older"
+
+    def test_other_threads_never_call_directly(self) -> None:
+        """Reports served on another thread (the driver) are queued even while the app is in poll."""
+        rig = Rig()
+        got: list[Any] = []
+        reporter = self._sent(rig, lambda err, msg: got.append(msg))
+        previous = rig.fast.enter_direct()
+        worker = threading.Thread(target=reporter, args=(None, FakeMsg("t", rig.inner.calls[-1][3])))
+        worker.start()
+        worker.join()
+        rig.fast.leave_direct(previous)
+        assert got == [] and len(rig.queue) == 1
+
+    def test_errors_and_cold_partitions_go_to_python(self) -> None:
+        """Failed reports, and successes before the partition's first judged delivery, take _on_report."""
+        rig = Rig()
+        reporter = self._sent(rig, None)
+        p = rig.inner.calls[-1][3]
+        reporter("boom", FakeMsg("t", p))
+        rig.tally.warm[p] = -1
+        reporter(None, FakeMsg("t", p))
+        assert [r[2] for r in rig.reports] == ["boom", None] and rig.tally.reported[p] == 0
+
+    def test_exception_in_a_direct_callback_propagates(self) -> None:
+        """A callback's exception reaches the poll that ran it, as with the plain client."""
+        rig = Rig()
+
+        def bad(err: Any, msg: Any) -> None:
+            raise ValueError("app bug")
+
+        reporter = self._sent(rig, bad)
+        previous = rig.fast.enter_direct()
+        try:
+            with pytest.raises(ValueError, match="app bug"):
+                reporter(None, FakeMsg("t", rig.inner.calls[-1][3]))
+        finally:
+            rig.fast.leave_direct(previous)
+        assert rig.tracker.totals.delivered == 1  # counted before the callback ran
+
+
+class TestAccel:
+    def test_pure_python_counts_have_the_same_attributes(self) -> None:
+        """The Python Counts twin has every attribute of the C one."""
+        names = {"sent_total", "reported_total", "produced", "delivered", "buffer_errors"}
+        assert names <= set(dir(fp.Counts())) and names <= set(Counts.__slots__)
+        assert accel.available()
