@@ -130,6 +130,13 @@ class CongestionConfig(_Model):
     min_messages: int = Field(
         default=1000, ge=0, description="Never mute for congestion below this many outstanding messages."
     )
+    outlier_factor: float = Field(
+        default=2.0,
+        ge=1.0,
+        description="...and only while it holds more than this factor times the mean of the topic's other "
+        "(unmuted) partitions: a producer that fills the buffer evenly is not a congested partition. "
+        "1 turns this check off (the buffer share alone decides).",
+    )
 
 
 class BrokerConfig(_Model):

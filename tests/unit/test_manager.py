@@ -14,7 +14,7 @@ from mutepro.detect.protocols import PartitionDetector
 from mutepro.errors import ConfigError
 from mutepro.mute.manager import MuteEvent, ProducerMuteManager, opened_partitions
 from mutepro.mute.store import BreakerStore
-from mutepro.policy.schema import BreakerConfig, SlowCallConfig, TopicPolicy
+from mutepro.policy.schema import BreakerConfig, CongestionConfig, SlowCallConfig, TopicPolicy
 from mutepro.producer.tracker import OutstandingTracker
 
 T = "orders"
@@ -281,6 +281,34 @@ class TestDetection:
             rig.mgr.record(T, 0, Delivery(False, 0.01, clock(), error_code=7))
         assert rig.evaluate() == [(T, 0)]
         assert rig.events[-1].reason == "failure_rate"
+
+
+class TestCongestionOutliers:
+    def _fill(self, rig: Rig, per_partition: dict[int, int]) -> None:
+        tally = rig.tracker.ensure(T, 6, 1.0)
+        for p, n in per_partition.items():
+            tally.sent[p] += n
+            tally.sent_bytes[p] += n * 100
+            rig.tracker.sent_total += n
+
+    def test_an_evenly_full_buffer_mutes_nothing(self, rig: Rig) -> None:
+        """Every partition over its 10 % share but none an outlier (a producer outpacing the cluster): no mute."""
+        self._fill(rig, {0: 15_000, 1: 17_000, 2: 16_000, 3: 15_500, 4: 16_500, 5: 15_000})
+        assert rig.evaluate() == []
+
+    def test_an_outlier_over_its_share_is_muted(self, rig: Rig) -> None:
+        """One partition at 30 % of the buffer while the others hold ~1 %: muted for congestion."""
+        self._fill(rig, {0: 1_000, 1: 30_000, 2: 1_200, 3: 900, 4: 1_100, 5: 1_000})
+        assert rig.evaluate() == [(T, 1)]
+        assert rig.events[-1].reason == "congestion"
+
+    def test_factor_one_keeps_the_plain_share_rule(self, clock: FakeClock) -> None:
+        """outlier_factor=1 turns the outlier check off: the buffer share alone decides."""
+        policy = POLICY.model_copy(update={"congestion": CongestionConfig(outlier_factor=1.0)})
+        rig = Rig(clock, policy=policy)
+        rig.mgr.ensure_topic(T, 6, LEADERS)
+        self._fill(rig, {0: 15_000, 1: 17_000, 2: 16_000, 3: 15_500, 4: 16_500, 5: 15_000})
+        assert {p for _, p in rig.evaluate()} == {0, 1, 2, 3, 4, 5}
 
 
 class TestRecovery:
