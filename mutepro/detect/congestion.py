@@ -19,9 +19,14 @@ class CongestionDetector:
 
     name = "congestion"
 
-    def __init__(self, max_share: float, min_messages: int) -> None:
+    def __init__(self, max_share: float, min_messages: int, min_age_s: float = 0.0) -> None:
         self.max_share = check_rate("congestion.max_share", max_share)
         self.min_messages = check_minimum("congestion.min_messages", min_messages)
+        if min_age_s < 0:
+            from mutepro.errors import ConfigError
+
+            raise ConfigError(f"congestion.min_age_ms: must be >= 0, got {min_age_s * 1000:g}")
+        self.min_age_s = min_age_s
 
     def record(self, delivery: Delivery) -> None:
         """Nothing to remember: congestion is read from the live load."""
@@ -32,6 +37,11 @@ class CongestionDetector:
     def check(self, load: PartitionLoad, now: float) -> Verdict | None:
         """Return a ``congestion`` verdict when the share of messages or bytes is over ``max_share``."""
         if load.outstanding < self.min_messages:
+            return None
+        # A partition that drains is not congested however much it holds: the sticky partition of a fast producer
+        # holds one linger's worth of traffic (at 160,000 msg/s and linger 5 ms plus a request, ~6,000 messages)
+        # whose oldest message is a few ms old. A stalled one's oldest message only gets older.
+        if self.min_age_s > 0 and (load.oldest_age_s is None or load.oldest_age_s < self.min_age_s):
             return None
         msg_limit = self.max_share * load.buffer_max_messages
         byte_limit = self.max_share * load.buffer_max_bytes
@@ -52,6 +62,7 @@ class CongestionDetector:
                 else 0.0,
                 "max_share_pct": round(self.max_share * 100, 2),
                 "limit": "messages" if over_msgs else "bytes",
+                "oldest_age_ms": round(load.oldest_age_s * 1000) if load.oldest_age_s is not None else None,
             },
         )
 

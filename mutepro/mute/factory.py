@@ -15,7 +15,7 @@ def build_detectors(topic: str, policy: TopicPolicy) -> list[PartitionDetector]:
     detectors: list[PartitionDetector] = []
     if policy.congestion.enabled:
         c = policy.congestion
-        detectors.append(CongestionDetector(c.max_buffer_share_pct / 100.0, c.min_messages))
+        detectors.append(CongestionDetector(c.max_buffer_share_pct / 100.0, c.min_messages, c.min_age_ms / 1000.0))
     if policy.slow_call.enabled:
         s = policy.slow_call
         detectors.append(

@@ -130,6 +130,12 @@ class CongestionConfig(_Model):
     min_messages: int = Field(
         default=1000, ge=0, description="Never mute for congestion below this many outstanding messages."
     )
+    min_age_ms: int = Field(
+        default=200,
+        ge=0,
+        description="...and only while its oldest outstanding message is at least this old: a partition that "
+        "drains (a fast producer's sticky partition holds thousands of fresh messages) is not congested.",
+    )
     outlier_factor: float = Field(
         default=2.0,
         ge=1.0,
@@ -180,7 +186,13 @@ class BreakerConfig(_Model):
 class PartitionerConfig(_Model):
     """Unkeyed partition choice: sticky batches (KIP-480), weighted away from filling partitions (KIP-794)."""
 
-    sticky_bytes: int = Field(default=16_384, ge=1, description="Bytes sent to one partition before switching.")
+    sticky_bytes: int | None = Field(
+        default=None,
+        ge=1,
+        description="Bytes sent to one partition before switching (the switch also happens after "
+        "sticky.partitioning.linger.ms). Default: the client's batch.size (librdkafka: 1,000,000), so batches "
+        "are as large as librdkafka's own sticky partitioner makes them; Java's KIP-480 uses 16384.",
+    )
     adaptive: bool = Field(default=True, description="Weight partitions by how little they have outstanding.")
 
 

@@ -206,7 +206,9 @@ class MuteProducer:
         defaults = self._policy_for("")
         self._partitioner: MutingPartitioner = partitioner or DefaultMutingPartitioner(
             self._partitioner_name,
-            sticky_bytes=defaults.partitioner.sticky_bytes,
+            # librdkafka's batches go up to batch.size (1 MB by default): switching after Java's 16 KB would
+            # cut them to 32 messages of 512 B and cost ~25 % of the throughput
+            sticky_bytes=defaults.partitioner.sticky_bytes or int(conf.get("batch.size", 1_000_000)),
             linger_s=linger_from_config(conf),
         )
         self._home_of = getattr(self._partitioner, "home_partition", None)

@@ -263,6 +263,23 @@ class TestCongestionDetector:
         d = CongestionDetector(max_share=0.5, min_messages=1)
         assert d.check(load(outstanding=50, outstanding_bytes=50, buffer_max_messages=0, buffer_max_bytes=0), 0) is None
 
+    def test_a_draining_partition_is_not_congested(self) -> None:
+        """Over its share but with its oldest message younger than min_age: it drains, no verdict."""
+        d = CongestionDetector(max_share=0.25, min_messages=10, min_age_s=0.2)
+        assert d.check(load([0.05, 0.01], outstanding=600, outstanding_bytes=0, buffer_max_messages=1000), 0) is None
+        assert d.check(load(outstanding=600, outstanding_bytes=0, buffer_max_messages=1000), 0) is None
+
+    def test_an_old_backlog_over_its_share_trips(self) -> None:
+        """Over its share with a message waiting longer than min_age: congestion, with the age reported."""
+        d = CongestionDetector(max_share=0.25, min_messages=10, min_age_s=0.2)
+        v = d.check(load([0.35, 0.1], outstanding=600, outstanding_bytes=0, buffer_max_messages=1000), 0)
+        assert v is not None and v.detail["oldest_age_ms"] == 350
+
+    def test_rejects_negative_min_age(self) -> None:
+        """A negative min_age is a ConfigError naming the policy key."""
+        with pytest.raises(ConfigError, match=r"congestion\.min_age_ms"):
+            CongestionDetector(0.5, 1, -0.1)
+
     def test_rejects_bad_share(self) -> None:
         """max_share outside (0, 1] is a ConfigError."""
         with pytest.raises(ConfigError, match=r"congestion\.max_share"):

@@ -290,6 +290,8 @@ class TestCongestionOutliers:
             tally.sent[p] += n
             tally.sent_bytes[p] += n * 100
             rig.tracker.sent_total += n
+        rig.tracker.checkpoint(rig.clock())
+        rig.clock.advance(0.3)  # older than congestion.min_age_ms, younger than the 1 s slow-call threshold
 
     def test_an_evenly_full_buffer_mutes_nothing(self, rig: Rig) -> None:
         """Every partition over its 10 % share but none an outlier (a producer outpacing the cluster): no mute."""
