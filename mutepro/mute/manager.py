@@ -552,7 +552,7 @@ class ProducerMuteManager:
         self._version += 1
         t.snapshot = TopicSnapshot.build(
             topic, len(t.partitions), muted, queue_sizes, adaptive=t.policy.partitioner.adaptive,
-            version=self._version,
+            version=self._version, probing=probing,
         )
         self.snapshots[topic] = t.snapshot  # the producer hot path reads this dict directly
         t.probing = probing

@@ -28,6 +28,8 @@ class TopicSnapshot:
     cumulative_weights: tuple[float, ...]
     """Aligned with ``writable``: KIP-794 cumulative frequency table (last entry = total weight)."""
     version: int = 0
+    probing: frozenset[int] = frozenset()
+    """Muted partitions that are half-open: the next messages may be probes (the producer's Python path)."""
     writable_set: frozenset[int] = field(init=False, repr=False, compare=False)
     """``writable`` as a set, for O(1) "is my sticky partition still writable?" checks."""
 
@@ -66,6 +68,7 @@ class TopicSnapshot:
         *,
         adaptive: bool = True,
         version: int = 0,
+        probing: Iterable[int] = (),
     ) -> TopicSnapshot:
         """A snapshot in which every partition of ``range(partition_count)`` not in ``muted`` is writable.
 
@@ -100,4 +103,5 @@ class TopicSnapshot:
             muted=muted_set,
             cumulative_weights=tuple(accumulate(weights)),
             version=version,
+            probing=frozenset(p for p in probing if p in muted_set),
         )

@@ -461,7 +461,7 @@ typedef struct {
 static PyTypeObject FastPath_Type;
 static PyTypeObject Reporter_Type;
 
-static PyObject *S_partition, *S_latency, *S_muted, *S_partition_count, *S_on_delivery, *S_timestamp,
+static PyObject *S_partition, *S_latency, *S_muted, *S_probing, *S_writable_set, *S_partition_count, *S_on_delivery, *S_timestamp,
     *S_headers, *S_callback, *S_topic, *S_value, *S_key, *S_waiters, *S_wake, *ZERO;
 
 static double monotonic_s(void) {
@@ -637,13 +637,28 @@ static PyObject *slow(FastPath *fp, PyObject *const *args, size_t nargsf, PyObje
 
 /* Choose the sticky partition for an unkeyed message; -1 when the Python path must decide (nothing writable,
  * a Python exception, or the world changed while pick() ran). */
-static long sticky_choose(FastPath *fp, PyObject *topic, PyObject *snap, Tally *t, long count, Py_ssize_t size) {
+static long sticky_choose(FastPath *fp, PyObject *topic, PyObject *snap, Tally *t, long count, Py_ssize_t size,
+                          PyObject *writable_set) {
     double now = monotonic_s();
     long sp = t->stick_partition;
     if (sp >= 0 && sp < count && (fp->sticky_bytes == 0 || t->stick_sent < fp->sticky_bytes) &&
         now < t->stick_deadline) {
-        t->stick_sent += size;
-        return sp;
+        int ok = 1;
+        if (writable_set != NULL) { /* something is muted: the sticky partition must still be writable */
+            PyObject *pobj = PyLong_FromLong(sp);
+            if (pobj == NULL)
+                return -1;
+            ok = PySet_Contains(writable_set, pobj);
+            Py_DECREF(pobj);
+            if (ok < 0) {
+                PyErr_Clear();
+                return -1;
+            }
+        }
+        if (ok) {
+            t->stick_sent += size;
+            return sp;
+        }
     }
     PyObject *r = PyObject_CallOneArg(fp->picker, snap);
     if (r == NULL) {
@@ -737,16 +752,30 @@ static PyObject *FastPath_produce(FastPath *fp, PyObject *const *args, size_t na
     Tally *t = (Tally *)tally_obj;
     Py_INCREF(snap); /* pick() may run Python code that replaces the dict entry */
     Py_INCREF(t);
-    PyObject *result = NULL;
+    PyObject *result = NULL, *muted = NULL, *writable_set = NULL;
     long count;
     {
-        PyObject *muted = PyObject_GetAttr(snap, S_muted);
+        /* Muted partitions are fine here as long as none is half-open (the next message may have to be its
+         * probe: Python decides) -- unkeyed messages stick to writable partitions only, and a keyed message
+         * whose home is muted goes to Python for its keyed policy. */
+        muted = PyObject_GetAttr(snap, S_muted);
         if (muted == NULL)
             goto to_slow;
         Py_ssize_t nmuted = PyObject_Length(muted);
-        Py_DECREF(muted);
-        if (nmuted != 0)
+        if (nmuted < 0)
             goto to_slow;
+        if (nmuted != 0) {
+            PyObject *probing = PyObject_GetAttr(snap, S_probing);
+            if (probing == NULL)
+                goto to_slow;
+            Py_ssize_t nprobing = PyObject_Length(probing);
+            Py_DECREF(probing);
+            if (nprobing != 0)
+                goto to_slow;
+            writable_set = PyObject_GetAttr(snap, S_writable_set);
+            if (writable_set == NULL || !PyAnySet_Check(writable_set))
+                goto to_slow;
+        }
         PyObject *cnt = PyObject_GetAttr(snap, S_partition_count);
         if (cnt == NULL)
             goto to_slow;
@@ -769,13 +798,23 @@ static PyObject *FastPath_produce(FastPath *fp, PyObject *const *args, size_t na
         if (fp->picker == Py_None) {
             p = key_partition(fp->key_mode, Py_None, count); /* consistent/murmur2/fnv1a hash NULL as b"" */
         } else {
-            p = sticky_choose(fp, topic, snap, t, count, size);
+            p = sticky_choose(fp, topic, snap, t, count, size, writable_set);
         }
     } else {
         p = key_partition(fp->key_mode, key, count);
     }
     if (p < 0 || p >= t->count)
         goto to_slow;
+    if (writable_set != NULL && ((key != NULL && key != Py_None) || fp->picker == Py_None)) {
+        /* a hashed home partition: if it is muted, the keyed policy (Python) decides */
+        PyObject *pobj = PyLong_FromLong(p);
+        if (pobj == NULL)
+            goto to_slow;
+        int is_muted = PySet_Contains(muted, pobj);
+        Py_DECREF(pobj);
+        if (is_muted != 0)
+            goto to_slow;
+    }
 
     PyObject *cb = a[4];
     if (cb == NULL || cb == Py_None)
@@ -830,6 +869,8 @@ to_slow:
     PyErr_Clear();
     result = slow(fp, args, nargsf, kwnames);
 done:
+    Py_XDECREF(muted);
+    Py_XDECREF(writable_set);
     Py_DECREF(snap);
     Py_DECREF(t);
     return result;
@@ -1018,6 +1059,8 @@ PyMODINIT_FUNC PyInit__fastpath(void) {
     INTERN(S_partition, "partition");
     INTERN(S_latency, "latency");
     INTERN(S_muted, "muted");
+    INTERN(S_probing, "probing");
+    INTERN(S_writable_set, "writable_set");
     INTERN(S_partition_count, "partition_count");
     INTERN(S_on_delivery, "on_delivery");
     INTERN(S_timestamp, "timestamp");

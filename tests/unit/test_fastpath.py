@@ -238,9 +238,36 @@ class TestFastPathProduce:
         assert call(rig.fast) == "slow"
         assert rig.inner.calls == [] and len(rig.slow_calls) == 1
 
-    def test_muted_topic_held_keys_gate_and_close_go_to_python(self) -> None:
-        """Anything muted or held, the producer lock held elsewhere, or a closed producer: Python decides."""
-        assert Rig(muted=frozenset({1})).fast.produce("t", b"v") == "slow"
+    def test_muted_partitions_are_avoided_in_c(self) -> None:
+        """With partitions muted (none half-open), unkeyed messages stick to writable ones in C, keyed ones whose
+        home is healthy go straight there, and keyed ones whose home is muted go to Python's keyed policy."""
+        rig = Rig(muted=frozenset({5}), key_mode=fp.KP_MURMUR2_RANDOM)
+        for _ in range(3):
+            assert rig.fast.produce("t", b"v") is None
+        assert {c[3] for c in rig.inner.calls} == {4}  # the picker's choice among writable (0..4)
+        ref = key_partitioner("murmur2_random")
+        keys = [f"k{i}".encode() for i in range(40)]
+        results = [rig.fast.produce("t", b"v", k) for k in keys]
+        assert [r == "slow" for r in results] == [ref(k, 6) == 5 for k in keys]
+        assert any(r == "slow" for r in results) and any(r is None for r in results)
+
+    def test_a_sticky_partition_muted_later_is_left(self) -> None:
+        """The sticky partition is re-checked against the snapshot: once muted, the next message picks anew."""
+        rig = Rig()
+        rig.fast.produce("t", b"v")
+        assert rig.tally.stick == 5
+        rig.snapshots["t"] = TopicSnapshot.build("t", 6, [5], None)
+        rig.fast.produce("t", b"v")
+        assert rig.inner.calls[-1][3] == 4 and rig.picks == 2
+
+    def test_half_open_partitions_send_everything_to_python(self) -> None:
+        """While a muted partition is half-open, the next messages may be its probes: Python decides."""
+        rig = Rig()
+        rig.snapshots["t"] = TopicSnapshot.build("t", 6, [5], None, probing=[5])
+        assert rig.fast.produce("t", b"v") == "slow" and rig.fast.produce("t", b"v", b"k") == "slow"
+
+    def test_held_keys_gate_and_close_go_to_python(self) -> None:
+        """Anything held, the producer lock held elsewhere, or a closed producer: Python decides."""
         rig = Rig()
         rig.holds[("t", 1)] = deque([object()])
         assert rig.fast.produce("t", b"v") == "slow"
