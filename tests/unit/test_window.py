@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from mutepro.detect.window import (
@@ -76,6 +78,39 @@ class TestCountWindow:
         """Sizes that are not whole numbers >= 1 are configuration errors."""
         with pytest.raises(ConfigError, match="window size"):
             CountWindow(size)  # type: ignore[arg-type]
+
+
+def _record_one_by_one(w: CountWindow, calls: int, failures: int, slow: int) -> None:
+    """The reference for record_many: plain calls first, then both-failed-and-slow, then the rest."""
+    keep = min(calls, w.size)
+    failures, slow = min(failures, keep), min(slow, keep)
+    plain = keep - max(failures, slow)
+    for i in range(keep):
+        j = i - plain
+        w.record(failed=0 <= j < failures, slow=0 <= j < slow)
+
+
+class TestCountWindowBulk:
+    def test_record_many_equals_recording_one_by_one(self) -> None:
+        """Random bulks (filling, wrapping, larger than the window) give the same totals as single records."""
+        rng = random.Random(3)
+        for size in (1, 3, 10, 100):
+            bulk, single = CountWindow(size), CountWindow(size)
+            for _ in range(300):
+                calls = rng.choice([0, 1, 2, size - 1, size, size + 5, rng.randrange(0, 3 * size + 1)])
+                failures, slow = rng.randrange(0, calls + 1), rng.randrange(0, calls + 1)
+                bulk.record_many(calls, failures, slow)
+                _record_one_by_one(single, calls, failures, slow)
+                assert bulk.stats() == single.stats(), (size, calls, failures, slow)
+                if rng.random() < 0.05:
+                    bulk.reset()
+                    single.reset()
+
+    def test_record_many_keeps_only_the_last_size_calls(self) -> None:
+        """1,000 calls with 600 failures in a 100-call window: the window holds 100 calls, all failed."""
+        w = CountWindow(100)
+        w.record_many(1000, 600, 0)
+        assert w.stats() == WindowStats.of(100, 100, 0)
 
 
 class TestTimeWindow:
