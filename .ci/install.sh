@@ -11,6 +11,11 @@ command -v redis-server >/dev/null 2>&1 || need_apt+=(redis-server)
 command -v java >/dev/null 2>&1 || need_apt+=(openjdk-17-jdk-headless)
 command -v javac >/dev/null 2>&1 || need_apt+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null 2>&1 || [ -n "${KAFKA_HOME:-}" ] || need_apt+=(maven)
+# the C fast path of MuteProducer (optional: without a compiler mutepro installs and runs pure Python)
+command -v gcc >/dev/null 2>&1 || need_apt+=(gcc)
+PY=${PYTHON:-python3}
+$PY -c 'import os, sysconfig, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
+  || need_apt+=(python3-dev)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "install: Debian packages ${need_apt[*]}"
   SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
@@ -18,15 +23,20 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 
-PY=${PYTHON:-python3}
-# pip runs when this checkout is not the installed one or pyproject.toml changed since the last install here.
+# pip runs when this checkout is not the installed one, or pyproject.toml or the C fast path changed since the
+# last install here.
 stamp=.mutepro/install.stamp
-want="$(sha256sum pyproject.toml | cut -d' ' -f1) $PWD"
+want="$(cat pyproject.toml mutepro/producer/_fastpath.c | sha256sum | cut -d' ' -f1) $PWD"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] \
    || ! $PY -c "import mutepro, confluent_kafka, pybreaker, structlog, pydantic, redis, pyspark, matplotlib" 2>/dev/null; then
   echo "install: pip install -e .[all]"
   $PY -m pip install -q --disable-pip-version-check --root-user-action=ignore -e ".[all]"
   mkdir -p .mutepro && echo "$want" > "$stamp"
+fi
+if $PY -c "import mutepro.producer._fastpath" 2>/dev/null; then
+  echo "install: MuteProducer C fast path built"
+else
+  echo "install: WARNING: MuteProducer C fast path not built (no C compiler?); running the pure-Python path" >&2
 fi
 
 if [ -z "${KAFKA_HOME:-}" ]; then

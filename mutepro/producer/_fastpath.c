@@ -426,7 +426,7 @@ typedef struct {
     PyObject *slow_produce;  /* the Python produce(), same signature: everything the fast path does not do */
     PyObject *on_report;     /* the Python report handler: on_report(cb, kind, err, msg) */
     PyObject *queue;         /* the CallbackQueue */
-    PyObject *put_report;    /* CallbackQueue.put_report(cb, msg) */
+    PyObject *report_marker; /* CallbackQueue's marker of a report entry */
     PyObject *queue_items;   /* CallbackQueue's deque (its length decides whether a report may go direct) */
     PyObject *picker;        /* StickyChooser.pick(snap) or None: unkeyed messages take the Python path */
     PyObject *default_cb;    /* the config's on_delivery, or None */
@@ -462,7 +462,7 @@ static PyTypeObject FastPath_Type;
 static PyTypeObject Reporter_Type;
 
 static PyObject *S_partition, *S_latency, *S_muted, *S_probing, *S_writable_set, *S_partition_count, *S_on_delivery, *S_timestamp,
-    *S_headers, *S_callback, *S_topic, *S_value, *S_key, *S_waiters, *S_wake, *ZERO;
+    *S_headers, *S_callback, *S_topic, *S_value, *S_key, *S_waiters, *S_wake, *S_extend, *ZERO;
 
 static double monotonic_s(void) {
     struct timespec ts;
@@ -525,17 +525,24 @@ static PyObject *Reporter_vectorcall(Reporter *self, PyObject *const *args, size
     Py_DECREF(lat);
     if (self->cb != Py_None && !fp->only_errors) {
         /* Straight to the application's callback when the report is served by the application's own poll()
-         * and nothing older is queued (callbacks keep their order); otherwise queued for its next poll. */
+         * and nothing older is queued (callbacks keep their order); otherwise queued for its next poll, as
+         * CallbackQueue.put_report does: one atomic deque.extend of (marker, cb, msg). */
         if (fp->direct_thread != 0 && fp->direct_thread == PyThread_get_thread_ident() &&
             PyObject_Length(fp->queue_items) == 0) {
             fp->direct_reports++;
             PyObject *cargs[2] = {Py_None, msg};
             return PyObject_Vectorcall(self->cb, cargs, 2, NULL);
         }
-        PyObject *qargs[2] = {self->cb, msg};
-        return PyObject_Vectorcall(fp->put_report, qargs, 2, NULL);
+        PyObject *entry = PyTuple_Pack(3, fp->report_marker, self->cb, msg);
+        if (entry == NULL)
+            return NULL;
+        PyObject *r = PyObject_CallMethodOneArg(fp->queue_items, S_extend, entry);
+        Py_DECREF(entry);
+        if (r == NULL)
+            return NULL;
+        Py_DECREF(r);
     }
-    /* nothing to call: only flush() may be waiting for the count to reach zero */
+    /* wake poll()/flush() waiters (flush may be waiting for the count to reach zero) */
     PyObject *waiters = PyObject_GetAttr(fp->queue, S_waiters);
     if (waiters == NULL)
         return NULL;
@@ -892,12 +899,12 @@ static int FastPath_init(FastPath *self, PyObject *args, PyObject *kwds) {
                                      &slow_produce, &on_report, &queue, &picker, &default_cb, &Counts_Type,
                                      &counts, &key_mode, &only_errors, &sticky_bytes, &linger_s, &inline_every))
         return -1;
-    PyObject *put_report = PyObject_GetAttrString(queue, "put_report");
-    if (put_report == NULL)
+    PyObject *marker = PyObject_GetAttrString(queue, "report_marker");
+    if (marker == NULL)
         return -1;
     PyObject *items = PyObject_GetAttrString(queue, "items");
     if (items == NULL) {
-        Py_DECREF(put_report);
+        Py_DECREF(marker);
         return -1;
     }
 #define SET(field, value)                                                                                       \
@@ -919,7 +926,7 @@ static int FastPath_init(FastPath *self, PyObject *args, PyObject *kwds) {
     SET(default_cb, default_cb);
     SET(counts, counts);
 #undef SET
-    Py_XSETREF(self->put_report, put_report);
+    Py_XSETREF(self->report_marker, marker);
     Py_XSETREF(self->queue_items, items);
     if (self->reporters == NULL && (self->reporters = PyDict_New()) == NULL)
         return -1;
@@ -940,7 +947,7 @@ static int FastPath_traverse(FastPath *self, visitproc visit, void *arg) {
     Py_VISIT(self->slow_produce);
     Py_VISIT(self->on_report);
     Py_VISIT(self->queue);
-    Py_VISIT(self->put_report);
+    Py_VISIT(self->report_marker);
     Py_VISIT(self->queue_items);
     Py_VISIT(self->picker);
     Py_VISIT(self->default_cb);
@@ -959,7 +966,7 @@ static int FastPath_clear(FastPath *self) {
     Py_CLEAR(self->slow_produce);
     Py_CLEAR(self->on_report);
     Py_CLEAR(self->queue);
-    Py_CLEAR(self->put_report);
+    Py_CLEAR(self->report_marker);
     Py_CLEAR(self->queue_items);
     Py_CLEAR(self->picker);
     Py_CLEAR(self->default_cb);
@@ -1071,6 +1078,7 @@ PyMODINIT_FUNC PyInit__fastpath(void) {
     INTERN(S_key, "key");
     INTERN(S_waiters, "_waiters");
     INTERN(S_wake, "wake");
+    INTERN(S_extend, "extend");
     if ((ZERO = PyLong_FromLong(0)) == NULL)
         return NULL;
     PyTypeObject *types[] = {&Tally_Type, &Column_Type, &Counts_Type, &Reporter_Type, &FastPath_Type};

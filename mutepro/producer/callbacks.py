@@ -23,38 +23,41 @@ _SLICE_S = 0.05
 class CallbackQueue:
     """A FIFO of callbacks with a condition so ``poll(timeout)`` can wait for the next one.
 
-    Entries are stored flat in one deque, without a tuple per entry: a delivery report is ``cb, msg`` (its error
-    is None), anything else ``_CALL, fn, args``. At 100,000 reports a second, a container kept alive per queued
-    report would make Python's cyclic GC rescan them over and over (measured: ~3 us a message). Writers append an
-    entry in one ``extend`` (atomic under the GIL) and hold the producer lock; readers serve under ``_serving``.
+    Entries are stored flat in one deque, three items each and without a tuple per entry: a delivery report is
+    ``_REPORT, cb, msg`` (its error is None), anything else ``_CALL, fn, args``. At 100,000 reports a second, a
+    container kept alive per queued report would make Python's cyclic GC rescan them over and over (measured:
+    ~3 us a message). Writers (any thread, no lock needed) append an entry in one ``deque.extend``, atomic under
+    the GIL; the deque's own length is the count, so there is no shared counter to lose an increment of (two
+    threads doing ``written += 1`` at once can, and a lost increment would strand a callback). Readers serve
+    under ``_serving``.
     """
 
     def __init__(self) -> None:
         self._items: deque[Any] = deque()
-        #: the queue itself, for the producer's report closure to append to without a method call
+        #: the queue itself and the report entries' marker, for the C fast path (which appends reports itself
+        #: and checks the queue is empty before running a callback directly)
         self.items = self._items
+        self.report_marker = _REPORT
         self._cond = threading.Condition()
         self._serving = threading.Lock()
         self._waiters = 0  # threads blocked in wait()/serve(); put() only takes the lock when there are some
-        self.written = 0  # entries appended (writers hold the producer lock)
-        self.served = 0  # entries served (readers hold _serving)
 
     def __len__(self) -> int:
-        return self.written - self.served
+        # rounded up: an entry half popped by a server on another thread still counts until it has run
+        return (len(self._items) + 2) // 3
 
     def has_waiters(self) -> bool:
         return self._waiters > 0
 
-    def put_report(self, cb: Callable[..., Any], msg: Any) -> None:
-        """A successful delivery report for ``cb`` (the hot path)."""
-        self._items.extend((cb, msg))
-        self.written += 1
+    def put_report(self, cb: Callable[..., Any] | None, msg: Any) -> None:
+        """A successful delivery report for ``cb`` (None: nothing to call, only wake waiters)."""
+        if cb is not None:
+            self._items.extend((_REPORT, cb, msg))
         if self._waiters:
             self.wake()
 
     def put(self, fn: Callable[..., Any], *args: Any) -> None:
         self._items.extend((_CALL, fn, args))
-        self.written += 1
         if self._waiters:
             self.wake()
 
@@ -96,22 +99,21 @@ class CallbackQueue:
                 finally:
                     self._waiters -= 1
         with self._serving:
-            budget = self.written - self.served
+            budget = len(self._items) // 3
             served = 0
             pop = self._items.popleft
             while served < budget:
                 try:
                     head = pop()
-                except IndexError:
+                    fn = pop()
+                    arg = pop()
+                except IndexError:  # pragma: no cover - only this server pops, under _serving
                     break
                 served += 1
-                self.served += 1
                 if head is _CALL:
-                    fn = pop()
-                    args = pop()
-                    fn(*args)
+                    fn(*arg)
                 else:
-                    head(None, pop())
+                    fn(None, arg)
             return served
 
 
@@ -123,3 +125,4 @@ class _CallMarker:
 
 
 _CALL = _CallMarker()
+_REPORT = _CallMarker()

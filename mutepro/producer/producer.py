@@ -511,7 +511,11 @@ class MuteProducer:
             left = None if deadline is None else deadline - time.monotonic()
             if left is not None and left <= 0:
                 return remaining
-            self._callbacks.wait(self._poll_pause_s if left is None else min(self._poll_pause_s, left))
+            pause = self._poll_pause_s if left is None else min(self._poll_pause_s, left)
+            if self._fast is None:
+                self._callbacks.wait(pause)
+            else:
+                self._serve_direct(pause)  # waits in librdkafka: back as soon as a report arrives
 
     def purge(self, in_queue: bool = True, in_flight: bool = True, blocking: bool = True) -> None:
         """Purge messages like ``confluent_kafka.Producer.purge``; held messages are purged with ``in_queue``.

@@ -300,6 +300,8 @@ class TestDropIn:
         ledger = Ledger()
         producer = MuteProducer(kafka_cluster.client_config(**{"linger.ms": 5}))
         _warm(producer, topic, ledger)
+        # until the topic's metadata is in, librdkafka partitions (the Python path, as for any unknown topic)
+        assert wait_for(lambda: producer.mute_manager.snapshot(topic) is not None, 30)
         fast = producer._fast
         before = fast.fallbacks
         for i in range(3000):

@@ -161,3 +161,29 @@ class TestWait:
         assert released.wait(5)
         t.join(5)
         assert len(q) == 1
+
+
+class TestConcurrentWriters:
+    def test_no_entry_is_stranded_when_threads_write_at_once(self) -> None:
+        """Four threads queueing 20,000 reports each: the count and the served total are exact (no shared
+        counter whose increments two threads could lose)."""
+        q = CallbackQueue()
+        got: list[Any] = []
+
+        def writer() -> None:
+            for i in range(20_000):
+                q.put_report(lambda err, msg: got.append(msg), i)
+
+        threads = [threading.Thread(target=writer) for _ in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert len(q) == 80_000
+        assert q.serve(0) == 80_000 and len(got) == 80_000 and len(q) == 0
+
+    def test_a_report_without_callback_queues_nothing(self) -> None:
+        """put_report(None, msg) only wakes waiters; nothing is left to serve."""
+        q = CallbackQueue()
+        q.put_report(None, "msg")
+        assert len(q) == 0 and q.serve(0) == 0

@@ -1,0 +1,97 @@
+"""Type stubs for the C fast path (mutepro/producer/_fastpath.c)."""
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+KP_NONE: int
+KP_CONSISTENT: int
+KP_CONSISTENT_RANDOM: int
+KP_MURMUR2: int
+KP_MURMUR2_RANDOM: int
+KP_FNV1A: int
+KP_FNV1A_RANDOM: int
+
+def key_partition(mode: int, key: Any, partition_count: int, /) -> int: ...
+
+class Column:
+    def __len__(self) -> int: ...
+    def __getitem__(self, index: int) -> int: ...
+    def __setitem__(self, index: int, value: int) -> None: ...
+    def __iter__(self) -> Iterator[int]: ...
+
+class Tally:
+    count: int
+    slow_s: float
+    sent: Column
+    sent_bytes: Column
+    reported: Column
+    ok: Column
+    slow: Column
+    failed: Column
+    warm: Column
+    stick: int | None
+    def __init__(self, count: int, slow_s: float) -> None: ...
+    def grow(self, count: int) -> None: ...
+    def reset_stick(self) -> None: ...
+
+class Counts:
+    sent_total: int
+    reported_total: int
+    produced: int
+    delivered: int
+    buffer_errors: int
+
+class Reporter:
+    def __call__(self, err: Any, msg: Any, /) -> None: ...
+
+class FastPath:
+    gate: int
+    closed: int
+    since_app_poll: int
+    @property
+    def direct_thread(self) -> int: ...
+    @property
+    def inline_polls(self) -> int: ...
+    @property
+    def direct_reports(self) -> int: ...
+    @property
+    def fallbacks(self) -> int: ...
+    @property
+    def app_polls(self) -> int: ...
+    @property
+    def counts(self) -> Counts: ...
+    def __init__(
+        self,
+        *,
+        inner_produce: Callable[..., Any],
+        inner_poll: Callable[..., Any],
+        snapshots: dict[str, Any],
+        tallies: dict[str, Any],
+        holds: dict[Any, Any],
+        slow_produce: Callable[..., Any],
+        on_report: Callable[[Any, int, Any, Any], None],
+        queue: Any,
+        picker: Callable[[Any], int | None] | None,
+        default_cb: Callable[[Any, Any], None] | None,
+        counts: Counts,
+        key_mode: int,
+        only_errors: int,
+        sticky_bytes: int,
+        linger_s: float,
+        inline_poll_every: int,
+    ) -> None: ...
+    def produce(
+        self,
+        topic: str,
+        value: Any = None,
+        key: Any = None,
+        partition: int = -1,
+        on_delivery: Callable[[Any, Any], None] | None = None,
+        timestamp: int = 0,
+        headers: Any = None,
+        *,
+        callback: Callable[[Any, Any], None] | None = None,
+    ) -> None: ...
+    def forget_reporters(self) -> None: ...
+    def enter_direct(self) -> int: ...
+    def leave_direct(self, previous: int, /) -> None: ...
