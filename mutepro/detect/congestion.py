@@ -62,7 +62,7 @@ class CongestionDetector:
                 else 0.0,
                 "max_share_pct": round(self.max_share * 100, 2),
                 "limit": "messages" if over_msgs else "bytes",
-                "oldest_age_ms": round(load.oldest_age_s * 1000) if load.oldest_age_s is not None else None,
+                "oldest_age_ms": round(load.oldest_age_s * 1000) if load.oldest_age_s is not None else -1,
             },
         )
 

@@ -181,7 +181,7 @@ class OutstandingTracker:
         self.buffer_max_messages = buffer_max_messages
         self.buffer_max_bytes = buffer_max_bytes
         self.topics: dict[str, Any] = {}  # topic -> TopicTally or NativeTopicTally
-        self.totals: Any = fastpath.Counts() if native else Counts()
+        self.totals: Any = fastpath.Counts() if native and fastpath is not None else Counts()
 
     @property
     def sent_total(self) -> int:
