@@ -57,7 +57,7 @@ class Durations:
     flush_s: float  # bound on the flush after the load
 
 
-FULL = Durations(happy_s=6.0, happy_reps=2, run_s=60.0, fault_start_s=20.0, fault_s=20.0, flush_s=30.0)
+FULL = Durations(happy_s=6.0, happy_reps=3, run_s=60.0, fault_start_s=20.0, fault_s=20.0, flush_s=30.0)
 QUICK = Durations(happy_s=4.0, happy_reps=1, run_s=20.0, fault_start_s=7.0, fault_s=6.0, flush_s=20.0)
 
 

@@ -33,7 +33,11 @@ class BrokerDetector:
     * ``latency`` — its rtt p99 is more than ``latency_factor`` x the median rtt p99 of the *other* UP brokers
       that have rtt samples, and more than ``min_latency_ms``; this needs at least 2 other brokers to compare
       with (with one other broker "the others" is a single opinion). Example: p99s of 4, 5 and 60 ms with
-      factor 5 and min 20 ms: 60 > 5 x median(4, 5) = 22.5 and 60 > 20, so the third broker is muted.
+      factor 5 and min 20 ms: 60 > 5 x median(4, 5) = 22.5 and 60 > 20, so the third broker is muted. It must
+      hold in ``latency_snapshots`` statistics emissions in a row: one emission's p99 can be a single hiccup
+      (seen on a CPU-starved 2-core box: 524 ms against a median of 104 ms for one second, then normal), and a
+      broker that is really stalled is muted through its partitions' slow calls within the slow threshold
+      anyway.
 
     Unmuting is the manager's job: it drops the broker verdict once ``evaluate`` stops returning it and moves
     partitions whose leadership went to a healthy broker.
@@ -42,7 +46,12 @@ class BrokerDetector:
     name = "broker"
 
     def __init__(
-        self, min_bad_partitions: int, latency_factor: float, min_latency_ms: float, down_grace_s: float = 2.0
+        self,
+        min_bad_partitions: int,
+        latency_factor: float,
+        min_latency_ms: float,
+        down_grace_s: float = 2.0,
+        latency_snapshots: int = 1,
     ) -> None:
         self.min_bad_partitions = check_minimum("broker.min_bad_partitions", min_bad_partitions)
         if not latency_factor > 1.0:
@@ -54,7 +63,10 @@ class BrokerDetector:
         self.latency_factor = float(latency_factor)
         self.min_latency_ms = float(min_latency_ms)
         self.down_grace_s = float(down_grace_s)
+        self.latency_snapshots = check_minimum("broker.latency_snapshots", latency_snapshots)
         self._down_since: dict[int, float] = {}
+        self._slow_streak: dict[int, int] = {}  # broker -> statistics emissions in a row over the latency rule
+        self._streak_stats: StatsSnapshot | None = None  # the emission the streaks last counted
 
     def evaluate(
         self, stats: StatsSnapshot | None, bad_partitions_by_leader: Mapping[int, int], now: float
@@ -96,13 +108,21 @@ class BrokerDetector:
                 del self._down_since[node]  # gone from metadata: nothing left to judge
 
     def _check_latency(self, stats: StatsSnapshot, add: _Add) -> None:
+        fresh = stats is not self._streak_stats  # evaluate runs every tick; emissions come every second or so
+        self._streak_stats = stats
         p99 = {n: b.rtt_p99_ms for n, b in stats.brokers.items() if b.state == "UP" and b.rtt_samples > 0}
         if len(p99) < 3:
+            self._slow_streak.clear()
             return  # each broker needs >= 2 others to compare with
         for node, mine in p99.items():
             others = [v for n, v in p99.items() if n != node]
             median = statistics.median(others)
-            if mine > self.latency_factor * median and mine > self.min_latency_ms:
+            if not (mine > self.latency_factor * median and mine > self.min_latency_ms):
+                self._slow_streak.pop(node, None)
+                continue
+            if fresh:
+                self._slow_streak[node] = self._slow_streak.get(node, 0) + 1
+            if self._slow_streak.get(node, 0) >= self.latency_snapshots:
                 add(
                     node,
                     "latency",
@@ -110,9 +130,15 @@ class BrokerDetector:
                         "rtt_p99_ms": round(mine, 3),
                         "median_rtt_p99_ms": round(median, 3),
                         "latency_factor": self.latency_factor,
+                        "snapshots": self._slow_streak[node],
                     },
                 )
+        for node in list(self._slow_streak):
+            if node not in p99:
+                del self._slow_streak[node]
 
     def reset(self) -> None:
-        """Forget how long brokers have been seen down."""
+        """Forget how long brokers have been seen down or slow."""
         self._down_since.clear()
+        self._slow_streak.clear()
+        self._streak_stats = None

@@ -113,7 +113,11 @@ class ProducerMuteManager:
         self._version = 0
         bp = (broker_policy or policy_for("")).broker
         self._broker_detector = (
-            BrokerDetector(bp.min_bad_partitions, bp.latency_factor, bp.min_latency_ms) if bp.enabled else None
+            BrokerDetector(
+                bp.min_bad_partitions, bp.latency_factor, bp.min_latency_ms, latency_snapshots=bp.latency_snapshots
+            )
+            if bp.enabled
+            else None
         )
         self._broker_verdicts: dict[int, Verdict] = {}
         self._forced_brokers: set[int] = set()

@@ -158,6 +158,12 @@ class BrokerConfig(_Model):
         description="Slow broker: rtt p99 above this factor times the other brokers' median.",
     )
     min_latency_ms: int = Field(default=200, ge=0, description="...and above this absolute floor.")
+    latency_snapshots: int = Field(
+        default=2,
+        ge=1,
+        description="...in this many librdkafka statistics emissions in a row (statistics.interval.ms apart): "
+        "one second's p99 can be a hiccup.",
+    )
 
 
 class BreakerConfig(_Model):

@@ -348,6 +348,21 @@ class TestBrokerDetector:
         assert list(v) == [3] and v[3].detail["cause"] == "latency"
         assert v[3].detail["median_rtt_p99_ms"] == 4.5
 
+    def test_latency_must_persist_over_consecutive_snapshots(self) -> None:
+        """With latency_snapshots=2, one slow emission is a hiccup; the second in a row mutes; a normal one in
+        between starts over; re-reading the same emission (every tick) does not count twice."""
+        d = BrokerDetector(2, latency_factor=5, min_latency_ms=20, latency_snapshots=2)
+
+        def slow() -> StatsSnapshot:
+            return snapshot([broker(1, p99=4), broker(2, p99=5), broker(3, p99=60)])
+
+        first = slow()
+        assert d.evaluate(first, {}, now=0) == {} and d.evaluate(first, {}, now=0.05) == {}
+        v = d.evaluate(slow(), {}, now=1)
+        assert list(v) == [3] and v[3].detail["snapshots"] == 2
+        d.evaluate(snapshot([broker(1, p99=4), broker(2, p99=5), broker(3, p99=6)]), {}, now=2)
+        assert d.evaluate(slow(), {}, now=3) == {}
+
     def test_latency_below_absolute_minimum(self) -> None:
         """10x the others but under min_latency_ms is not worth muting."""
         d = BrokerDetector(2, latency_factor=5, min_latency_ms=20)
