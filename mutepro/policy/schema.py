@@ -137,9 +137,9 @@ class CongestionConfig(_Model):
         "drains (a fast producer's sticky partition holds thousands of fresh messages) is not congested.",
     )
     outlier_factor: float = Field(
-        default=2.0,
+        default=3.0,
         ge=1.0,
-        description="...and only while it holds more than this factor times the mean of the topic's other "
+        description="...and only while it holds more than this factor times the median of the topic's other "
         "(unmuted) partitions: a producer that fills the buffer evenly is not a congested partition. "
         "1 turns this check off (the buffer share alone decides).",
     )

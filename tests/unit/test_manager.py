@@ -304,6 +304,17 @@ class TestCongestionOutliers:
         assert rig.evaluate() == [(T, 1)]
         assert rig.events[-1].reason == "congestion"
 
+    def test_a_stalled_broker_leading_half_the_partitions_is_still_an_outlier(self, rig: Rig) -> None:
+        """Broker 2 leads 3 of 6 partitions, all backed up: against the median of the others (its own siblings
+        are only 2 of 5) each is an outlier, so all three are muted."""
+        self._fill(rig, {0: 100, 1: 20_000, 2: 120, 3: 90, 4: 21_000, 5: 19_500})
+        assert {p for _, p in rig.evaluate()} == {1, 4, 5}
+
+    def test_a_slower_but_draining_broker_is_not_an_outlier(self, rig: Rig) -> None:
+        """2.7x the others' median (a CPU-starved broker under full load) stays under the default factor 3."""
+        self._fill(rig, {0: 4_000, 1: 10_800, 2: 4_000, 3: 4_100, 4: 10_800, 5: 10_900})
+        assert rig.evaluate() == []
+
     def test_factor_one_keeps_the_plain_share_rule(self, clock: FakeClock) -> None:
         """outlier_factor=1 turns the outlier check off: the buffer share alone decides."""
         policy = POLICY.model_copy(update={"congestion": CongestionConfig(outlier_factor=1.0)})
