@@ -16,7 +16,10 @@ from mutepro.producer import accel
 from mutepro.producer.callbacks import CallbackQueue
 from mutepro.producer.tracker import Counts, OutstandingTracker, TopicTally
 
-fp = pytest.importorskip("mutepro.producer._fastpath", reason="the C extension is not built here")
+if not accel.available():
+    pytest.skip("the C fast path is not built here, or MUTEPRO_PURE_PYTHON is set", allow_module_level=True)
+fp = accel.fastpath
+assert fp is not None
 
 MODES = {
     "consistent": fp.KP_CONSISTENT,
