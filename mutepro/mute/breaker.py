@@ -8,7 +8,10 @@ needs:
 * HALF_OPEN — still not writable, but ``try_probe`` grants up to ``half_open_probes`` probe messages in
   flight; that many successes close it, any failure opens it again with the retry interval multiplied by
   ``backoff_multiplier`` (capped at ``max_retry_interval_s``). Example: 5 s, x2, cap 60 s gives waits of
-  5, 10, 20, 40, 60, 60 ... for consecutive failed probes; closing resets it to 5 s;
+  5, 10, 20, 40, 60, 60 ... for consecutive failed probes; closing resets it to 5 s -- unless the breaker
+  trips again while on *probation*, i.e. within the interval it last waited after probes closed it: then the
+  backoff goes on (a limping broker whose probes happen to land in a good moment would otherwise flap
+  muted/unmuted every few seconds, exposing a slice of traffic to it each time);
 * FORCED_OPEN — a manual mute: ignores trips, ticks and probes until ``release``.
 
 The transitions are data (:data:`TRANSITIONS`, a ``(state, event) -> state`` table); the behaviour of each
@@ -179,6 +182,11 @@ class ClosedState(_StateBehaviour):
         return BreakerEvent.TRIP
 
     def enter(self, b: MuteBreaker, source: BreakerState, now: float, reason: Verdict | None) -> None:
+        if source is BreakerState.HALF_OPEN:
+            # closed by its probes: on probation for as long as it last waited (see the module docstring)
+            b._probation = (now + b._interval, b._opens, b._interval)
+        else:
+            b._probation = None
         b._reason = None
         b._opened_at = b._retry_at = None
         b._opens = 0
@@ -197,10 +205,17 @@ class OpenState(_StateBehaviour):
         return None
 
     def enter(self, b: MuteBreaker, source: BreakerState, now: float, reason: Verdict | None) -> None:
+        probation = b._probation
+        b._probation = None
         if source is BreakerState.HALF_OPEN:
             # Failed again after a retry: wait longer. 5 s x 2 -> 10 s, ..., capped at max_retry_interval_s.
             b._opens += 1
             b._interval = min(b._interval * b.backoff_multiplier, b.max_retry_interval_s)
+        elif source is BreakerState.CLOSED and probation is not None and now < probation[0]:
+            # Tripped again while on probation: as if its probes had failed. Worked numbers, retry 2 s x 2: a
+            # limp closes it at t=22.8 after a 2 s wait, it trips at 23.6 (< 24.8): this time it waits 4 s.
+            b._opens = probation[1] + 1
+            b._interval = min(probation[2] * b.backoff_multiplier, b.max_retry_interval_s)
         else:
             b._opens = 1
             b._interval = b.retry_interval_s
@@ -329,6 +344,8 @@ class MuteBreaker:
         self._retry_at: float | None = None
         self._opens = 0
         self._interval = self.retry_interval_s
+        # (until, opens, interval) after probes closed the breaker; a trip before ``until`` continues the backoff
+        self._probation: tuple[float, int, float] | None = None
         self._probes_in_flight = 0
         self._probe_successes = 0
         self._seen: tuple[int, str] = (0, "")  # (version, writer) of the record this state corresponds to

@@ -245,13 +245,36 @@ class TestHalfOpen:
         assert (b.state, b.reason, b.current_retry_interval_s) == (S.OPEN, FAILING, 10.0)
 
     def test_closing_after_backoff_restarts_at_base_interval(self, world: World) -> None:
-        """After a close, the next trip waits the base interval again."""
+        """After a close and its probation (the 10 s it last waited), the next trip waits the base interval."""
         b = make(world, half_open_probes=1)
         to_half_open(b, world)
         b.probe_result(False)
         to_half_open(b, world)
         b.try_probe()
         b.probe_result(True)
+        world.advance(10.0)
+        b.trip(SLOW)
+        assert (b.opens, b.current_retry_interval_s) == (1, 5.0)
+
+    def test_a_trip_on_probation_continues_the_backoff(self, world: World) -> None:
+        """Closed by its probes after a 10 s wait, tripped again 3 s later: it waits 20 s, as if a probe had
+        failed (a limping partition stops flapping); the event is still a trip from CLOSED."""
+        b = make(world, half_open_probes=1)
+        to_half_open(b, world)
+        b.probe_result(False)  # now waiting 10 s
+        to_half_open(b, world)
+        b.try_probe()
+        b.probe_result(True)
+        assert b.state is S.CLOSED
+        world.advance(3.0)
+        assert b.trip(SLOW) is True
+        assert (b.state, b.opens, b.current_retry_interval_s) == (S.OPEN, 3, 20.0)
+
+    def test_probation_only_follows_a_close_by_probes(self, world: World) -> None:
+        """A breaker released by hand (forced open, then release) starts fresh: base interval."""
+        b = make(world)
+        b.force_open()
+        b.release()
         b.trip(SLOW)
         assert (b.opens, b.current_retry_interval_s) == (1, 5.0)
 
