@@ -294,8 +294,8 @@ class TestCongestionOutliers:
         rig.clock.advance(0.3)  # older than congestion.min_age_ms, younger than the 1 s slow-call threshold
 
     def test_an_evenly_full_buffer_mutes_nothing(self, rig: Rig) -> None:
-        """Every partition over its 10 % share but none an outlier (a producer outpacing the cluster): no mute."""
-        self._fill(rig, {0: 15_000, 1: 17_000, 2: 16_000, 3: 15_500, 4: 16_500, 5: 15_000})
+        """Every partition over its 25 % share but none an outlier (a producer outpacing the cluster): no mute."""
+        self._fill(rig, {0: 26_000, 1: 28_000, 2: 27_000, 3: 26_500, 4: 27_500, 5: 26_000})
         assert rig.evaluate() == []
 
     def test_an_outlier_over_its_share_is_muted(self, rig: Rig) -> None:
@@ -307,12 +307,12 @@ class TestCongestionOutliers:
     def test_a_stalled_broker_leading_half_the_partitions_is_still_an_outlier(self, rig: Rig) -> None:
         """Broker 2 leads 3 of 6 partitions, all backed up: against the median of the others (its own siblings
         are only 2 of 5) each is an outlier, so all three are muted."""
-        self._fill(rig, {0: 100, 1: 20_000, 2: 120, 3: 90, 4: 21_000, 5: 19_500})
+        self._fill(rig, {0: 100, 1: 30_000, 2: 120, 3: 90, 4: 31_000, 5: 29_500})
         assert {p for _, p in rig.evaluate()} == {1, 4, 5}
 
     def test_a_slower_but_draining_broker_is_not_an_outlier(self, rig: Rig) -> None:
         """2.7x the others' median (a CPU-starved broker under full load) stays under the default factor 3."""
-        self._fill(rig, {0: 4_000, 1: 10_800, 2: 4_000, 3: 4_100, 4: 10_800, 5: 10_900})
+        self._fill(rig, {0: 10_000, 1: 27_000, 2: 10_000, 3: 10_250, 4: 27_000, 5: 27_250})
         assert rig.evaluate() == []
 
     def test_factor_one_keeps_the_plain_share_rule(self, clock: FakeClock) -> None:
@@ -320,7 +320,7 @@ class TestCongestionOutliers:
         policy = POLICY.model_copy(update={"congestion": CongestionConfig(outlier_factor=1.0)})
         rig = Rig(clock, policy=policy)
         rig.mgr.ensure_topic(T, 6, LEADERS)
-        self._fill(rig, {0: 15_000, 1: 17_000, 2: 16_000, 3: 15_500, 4: 16_500, 5: 15_000})
+        self._fill(rig, {0: 26_000, 1: 28_000, 2: 27_000, 3: 26_500, 4: 27_500, 5: 26_000})
         assert {p for _, p in rig.evaluate()} == {0, 1, 2, 3, 4, 5}
 
 
