@@ -43,6 +43,9 @@ class PartitionLoad:
         """
         if not self.ages_s:
             return 1 if self.oldest_age_s is not None and self.oldest_age_s > age_s else 0
+        fast = getattr(self.ages_s, "count_older_than", None)  # the producer's lazy ages answer it directly
+        if fast is not None:
+            return int(fast(age_s))
         return bisect.bisect_left(self.ages_s, -age_s, key=lambda a: -a)
 
 

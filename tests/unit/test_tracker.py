@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from mutepro.producer.tracker import OutstandingTracker, TopicTally
@@ -80,6 +82,22 @@ class TestLoad:
         assert load.oldest_age_s == pytest.approx(0.65)
         assert load.count_older_than(0.62) == 15
         assert load.count_older_than(0.55) == 35
+
+    def test_count_older_than_matches_the_ages_one_by_one(self, tracker: OutstandingTracker) -> None:
+        """The one-bisection count equals counting the lazily computed ages, on random send/report/tick runs."""
+        rng = random.Random(11)
+        now = 100.0
+        for _ in range(300):
+            send(tracker, 2, rng.randrange(0, 30))
+            outstanding = tracker.count(T, 2)
+            if outstanding and rng.random() < 0.5:
+                report(tracker, 2, rng.randrange(0, outstanding + 1))
+            now += rng.choice([0.0, 0.01, 0.05, 0.2])
+            tracker.checkpoint(now)
+            load = tracker.load(T, 2, now=now + rng.random())
+            ages = list(load.ages_s)
+            for age in (0.0, 0.05, 0.1, 0.3, 1.0, 5.0):
+                assert load.count_older_than(age) == sum(1 for a in ages if a > age)
 
     def test_messages_after_the_last_checkpoint_are_young(self, tracker: OutstandingTracker) -> None:
         """A message sent since the last tick has age 0 until the next checkpoint."""
