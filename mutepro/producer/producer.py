@@ -998,10 +998,11 @@ class MuteProducer:
         if self._fast is None:
             with self._lock:
                 self._serve_reports()
-        elif self._fast.app_polls == self._app_polls_seen:
-            # The application has not polled since the last tick: serve its reports here (queued for its next
-            # poll). When it does poll, its own poll() runs the callbacks directly and the driver stays out of
-            # the way: serving here would queue reports and make every later one queue behind them.
+        elif self._fast.app_polls == self._app_polls_seen and not self._fast.direct_thread:
+            # The application has not polled since the last tick and is not waiting in poll()/flush() right now:
+            # serve its reports here (queued for its next poll). When it does poll, its own poll() runs the
+            # callbacks directly and the driver stays out of the way: serving here would queue reports and make
+            # every later one queue behind them.
             self._inner.poll(0)  # the C reporter needs no lock (and Python reports take it themselves)
         if self._fast is not None:
             self._app_polls_seen = self._fast.app_polls
