@@ -610,13 +610,59 @@ def apply_plan(
     timeout_s: float = 120.0,
     **kwargs: Any,
 ) -> ApplyResult:
-    """Apply ``plan`` (reassignment, then preferred-leader election where the leader must change)."""
+    """Apply ``plan`` (reassignment, then preferred-leader election where the leader must change).
+
+    Returns once the admin client's own metadata shows the result (bounded by ``timeout_s``): the tool's
+    ``--verify`` reads the controller's view, and a broker's metadata cache can trail it by a moment, so an
+    audit run right after would otherwise still see the old replicas.
+    """
+    deadline = time.monotonic() + timeout_s
     applied = (
         apply_reassignment(plan, bootstrap_servers, timeout_s=timeout_s, **kwargs) if plan.moves else ApplyResult((), 0)
     )
+    proposed = plan.proposed()
+    if plan.moves:
+        _await_metadata(admin, proposed, deadline, leaders=False)
     to_elect = sorted({*plan.elections, *((m.topic, m.partition) for m in plan.moves)})
     elected = elect_preferred_leaders(admin, to_elect) if to_elect else ()
+    if to_elect:
+        _await_metadata(admin, {tp: proposed.get(tp, ()) for tp in to_elect}, deadline, leaders=True)
     return ApplyResult(applied.partitions, applied.verify_runs, elected, applied.output)
+
+
+def _await_metadata(
+    admin: Any,
+    wanted: Mapping[tuple[str, int], Sequence[int]],
+    deadline: float,
+    *,
+    leaders: bool,
+    poll_interval_s: float = 0.2,
+) -> None:
+    """Wait until the admin client's metadata shows ``wanted`` replicas (or, with ``leaders``, the first
+    replica of the current assignment leading; an empty ``wanted`` entry means "whatever the replicas are")."""
+    from mutepro.racks.audit import snapshot_cluster
+
+    topics = sorted({t for t, _ in wanted})
+    while True:
+        parts = {(p.topic, p.partition): p for p in snapshot_cluster(admin, topics).partitions}
+        pending = []
+        for tp, replicas in wanted.items():
+            state = parts.get(tp)
+            if state is None:
+                pending.append(tp)
+            elif replicas and tuple(state.replicas) != tuple(replicas):
+                pending.append(tp)
+            elif leaders and state.replicas and state.leader != state.replicas[0]:
+                pending.append(tp)
+        if not pending:
+            return
+        if time.monotonic() >= deadline:
+            what = "preferred leaders" if leaders else "new replicas"
+            raise ReassignmentError(
+                f"the cluster completed the reassignment but the metadata still shows other {what} for "
+                f"{sorted(pending)}; run `mutepro racks audit` again in a moment"
+            )
+        time.sleep(poll_interval_s)
 
 
 def current_assignment(snapshot: ClusterSnapshot) -> dict[tuple[str, int], tuple[int, ...]]:
