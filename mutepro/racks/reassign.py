@@ -630,6 +630,13 @@ def apply_plan(
     return ApplyResult(applied.partitions, applied.verify_runs, elected, applied.output)
 
 
+def _shows(state: PartitionState | None, replicas: Sequence[int], leaders: bool) -> bool:
+    """Whether a described partition has ``replicas`` (when given) and, with ``leaders``, its first replica leading."""
+    if state is None or (replicas and tuple(state.replicas) != tuple(replicas)):
+        return False
+    return not (leaders and state.replicas and state.leader != state.replicas[0])
+
+
 def _await_metadata(
     admin: Any,
     wanted: Mapping[tuple[str, int], Sequence[int]],
@@ -645,15 +652,7 @@ def _await_metadata(
     topics = sorted({t for t, _ in wanted})
     while True:
         parts = {(p.topic, p.partition): p for p in snapshot_cluster(admin, topics).partitions}
-        pending = []
-        for tp, replicas in wanted.items():
-            state = parts.get(tp)
-            if state is None:
-                pending.append(tp)
-            elif replicas and tuple(state.replicas) != tuple(replicas):
-                pending.append(tp)
-            elif leaders and state.replicas and state.leader != state.replicas[0]:
-                pending.append(tp)
+        pending = [tp for tp, replicas in wanted.items() if not _shows(parts.get(tp), replicas, leaders)]
         if not pending:
             return
         if time.monotonic() >= deadline:
