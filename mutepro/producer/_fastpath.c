@@ -114,11 +114,6 @@ static PyObject *Tally_grow(Tally *self, PyObject *arg) {
     Py_RETURN_NONE;
 }
 
-static PyObject *Tally_reset_stick(Tally *self, PyObject *Py_UNUSED(ignored)) {
-    self->stick_partition = -1;
-    Py_RETURN_NONE;
-}
-
 /* A live view of one field of every partition: ``tally.sent[p] += 1`` works as on a list. */
 typedef struct {
     PyObject_HEAD
@@ -162,7 +157,6 @@ static PyGetSetDef Tally_getset[] = {
 
 static PyMethodDef Tally_methods[] = {
     {"grow", (PyCFunction)Tally_grow, METH_O, "grow(count): track partitions up to count (never shrinks)"},
-    {"reset_stick", (PyCFunction)Tally_reset_stick, METH_NOARGS, "forget the fast path's sticky partition"},
     {NULL},
 };
 
@@ -462,7 +456,7 @@ static PyTypeObject FastPath_Type;
 static PyTypeObject Reporter_Type;
 
 static PyObject *S_partition, *S_latency, *S_muted, *S_probing, *S_writable_set, *S_partition_count, *S_on_delivery, *S_timestamp,
-    *S_headers, *S_callback, *S_topic, *S_value, *S_key, *S_waiters, *S_wake, *S_extend, *ZERO;
+    *S_headers, *S_callback, *S_value, *S_key, *S_waiters, *S_wake, *S_extend, *ZERO;
 
 static double monotonic_s(void) {
     struct timespec ts;
@@ -1073,7 +1067,6 @@ PyMODINIT_FUNC PyInit__fastpath(void) {
     INTERN(S_timestamp, "timestamp");
     INTERN(S_headers, "headers");
     INTERN(S_callback, "callback");
-    INTERN(S_topic, "topic");
     INTERN(S_value, "value");
     INTERN(S_key, "key");
     INTERN(S_waiters, "_waiters");

@@ -227,7 +227,10 @@ class MuteProducer:
         self._tracker = OutstandingTracker(
             setting("queue.buffering.max.messages"), setting("queue.buffering.max.kbytes") * 1024, native=native
         )
-        self.counters = ProducerCounters(self._tracker.totals)
+        # the per-message totals (produced/delivered/buffer_errors) are bumped on this object directly: going
+        # through ProducerCounters' attribute forwarding would cost two Python calls per message
+        self._totals = self._tracker.totals
+        self.counters = ProducerCounters(self._totals)
         if store is None:
             state = self._policy.state if isinstance(self._policy, Policy) else None
             store = make_store(state.backend, state.url, state.key_prefix) if state is not None else None
@@ -385,12 +388,12 @@ class MuteProducer:
                             topic, value, key, partition=p, on_delivery=reporter, timestamp=timestamp, headers=headers
                         )
                     except BufferError:
-                        self.counters.buffer_errors += 1
+                        self._totals.buffer_errors += 1
                         raise
                     tally.sent[p] += 1
                     tally.sent_bytes[p] += size
-                    self._tracker.sent_total += 1
-                    self.counters.produced += 1
+                    self._totals.sent_total += 1
+                    self._totals.produced += 1
                     self._since_poll += 1
                     if self._since_poll >= _INLINE_POLL_EVERY:
                         self._serve_reports()
@@ -433,9 +436,9 @@ class MuteProducer:
             else:
                 self._route(topic, value, key, headers, timestamp, cb, snap)
         except BufferError:
-            self.counters.buffer_errors += 1
+            self._totals.buffer_errors += 1
             raise
-        self.counters.produced += 1
+        self._totals.produced += 1
 
     def produce_batch(
         self,
@@ -686,9 +689,8 @@ class MuteProducer:
             return report_other
         # The common report — a success on a warm, tracked partition — is handled right here, with everything it
         # touches bound as closure variables; anything else goes through _on_report.
-        tracker = self._tracker
-        topics = tracker.topics
-        counters = self.counters
+        topics = self._tracker.topics
+        totals = self._totals
         queue = self._callbacks
         only_errors = self._only_errors
 
@@ -699,8 +701,8 @@ class MuteProducer:
                     p: int = msg.partition()  # type: ignore[assignment]
                     if tally.reported[p] >= tally.warm[p] >= 0:
                         tally.reported[p] += 1
-                        tracker.reported_total += 1
-                        counters.delivered += 1
+                        totals.reported_total += 1
+                        totals.delivered += 1
                         tally.ok[p] += 1
                         if (msg.latency() or 0.0) > tally.slow_s:
                             tally.slow[p] += 1
@@ -729,7 +731,7 @@ class MuteProducer:
         self._inner.produce(
             topic, value, key, partition=partition, on_delivery=reporter, timestamp=timestamp, headers=headers
         )
-        self._tracker.sent_total += 1
+        self._totals.sent_total += 1
         if counted:
             assert tally is not None
             tally.sent[partition] += 1
@@ -848,7 +850,7 @@ class MuteProducer:
         self, cb: DeliveryCallback | None, kind: int, err: KafkaError | None, msg: Message
     ) -> None:
         tracker = self._tracker
-        tracker.reported_total += 1
+        self._totals.reported_total += 1
         tally = None
         p = -1
         if not kind & UNCOUNTED:
@@ -857,7 +859,7 @@ class MuteProducer:
             if tally is not None:
                 tally.reported[p] += 1
         if err is None:
-            self.counters.delivered += 1
+            self._totals.delivered += 1
             if tally is not None:
                 latency = msg.latency() or 0.0
                 if kind & PROBE:

@@ -156,7 +156,14 @@ class FakeMsg:
 class Rig:
     """A FastPath wired like MuteProducer wires it, with recording fallbacks."""
 
-    def __init__(self, *, muted: frozenset[int] = frozenset(), key_mode: int = fp.KP_CONSISTENT_RANDOM) -> None:
+    def __init__(
+        self,
+        *,
+        muted: frozenset[int] = frozenset(),
+        key_mode: int = fp.KP_CONSISTENT_RANDOM,
+        sticky_bytes: int = 1000,
+        inline_poll_every: int = 10_000,
+    ) -> None:
         self.inner = FakeInner()
         self.tracker = OutstandingTracker(1000, 1 << 20, native=True)
         self.tally = self.tracker.ensure("t", 6, slow_s=0.5)
@@ -172,7 +179,7 @@ class Rig:
             inner_produce=self.inner.produce, inner_poll=self.inner.poll, snapshots=self.snapshots,
             tallies=self.tracker.topics, holds=self.holds, slow_produce=self._slow, on_report=self._on_report,
             queue=self.queue, picker=self._pick, default_cb=None, counts=self.tracker.totals, key_mode=key_mode,
-            only_errors=0, sticky_bytes=1000, linger_s=60.0, inline_poll_every=10_000,
+            only_errors=0, sticky_bytes=sticky_bytes, linger_s=60.0, inline_poll_every=inline_poll_every,
         )
 
     def _slow(self, *args: Any, **kwargs: Any) -> str:
@@ -291,13 +298,7 @@ class TestFastPathProduce:
 
     def test_inline_poll_when_the_application_does_not_poll(self) -> None:
         """After inline_poll_every messages without an app poll, reports are served (and queued)."""
-        rig = Rig()
-        rig.fast = fp.FastPath(
-            inner_produce=rig.inner.produce, inner_poll=rig.inner.poll, snapshots=rig.snapshots,
-            tallies=rig.tracker.topics, holds=rig.holds, slow_produce=rig._slow, on_report=rig._on_report,
-            queue=rig.queue, picker=rig._pick, default_cb=None, counts=rig.tracker.totals,
-            key_mode=fp.KP_CONSISTENT_RANDOM, only_errors=0, sticky_bytes=0, linger_s=60.0, inline_poll_every=3,
-        )
+        rig = Rig(sticky_bytes=0, inline_poll_every=3)
         for _ in range(7):
             rig.fast.produce("t", b"v")
         assert rig.fast.inline_polls == 2
