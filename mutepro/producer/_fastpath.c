@@ -45,9 +45,18 @@ typedef struct {
 static PyTypeObject Tally_Type;
 static PyTypeObject Column_Type;
 
+/* Kafka caps a topic far below this; the bound keeps ``cap * NFIELDS * 8`` far from overflowing and a typo
+ * (``grow(10**12)``) from allocating the machine's memory. */
+#define TALLY_MAX_PARTITIONS (1 << 20)
+
 static int tally_grow_to(Tally *self, Py_ssize_t count) {
     if (count <= self->count)
         return 0;
+    if (count > TALLY_MAX_PARTITIONS) {
+        PyErr_Format(PyExc_ValueError, "count: %zd partitions is more than a tally tracks (at most %d)", count,
+                     TALLY_MAX_PARTITIONS);
+        return -1;
+    }
     if (count > self->capacity) {
         Py_ssize_t cap = self->capacity ? self->capacity : 8;
         while (cap < count)
@@ -122,12 +131,13 @@ typedef struct {
 } Column;
 
 static PyObject *tally_column(Tally *self, void *closure) {
-    Column *col = PyObject_New(Column, &Column_Type);
+    Column *col = PyObject_GC_New(Column, &Column_Type);
     if (col == NULL)
         return NULL;
     Py_INCREF(self);
     col->tally = self;
     col->field = (int)(Py_intptr_t)closure;
+    PyObject_GC_Track(col); /* a column stored in its tally's __dict__ is a cycle the GC must see */
     return (PyObject *)col;
 }
 
@@ -177,17 +187,28 @@ static PyTypeObject Tally_Type = {
     .tp_weaklistoffset = offsetof(Tally, weakrefs),
 };
 
-static void Column_dealloc(Column *self) {
-    Py_XDECREF(self->tally);
-    PyObject_Free(self);
+static int Column_traverse(Column *self, visitproc visit, void *arg) {
+    Py_VISIT(self->tally);
+    return 0;
 }
 
-static Py_ssize_t Column_len(Column *self) { return self->tally->count; }
+static int Column_clear(Column *self) {
+    Py_CLEAR(self->tally);
+    return 0;
+}
 
+static void Column_dealloc(Column *self) {
+    PyObject_GC_UnTrack(self);
+    Column_clear(self);
+    PyObject_GC_Del(self);
+}
+
+static Py_ssize_t Column_len(Column *self) { return self->tally == NULL ? 0 : self->tally->count; }
+
+/* ``i`` comes through the sequence protocol, which already added len() to a negative index once: whatever is
+ * still negative is out of range (adding it again would answer col[-4] of 3 with col[2]). */
 static long long *column_cell(Column *self, Py_ssize_t i) {
-    Py_ssize_t n = self->tally->count;
-    if (i < 0)
-        i += n;
+    Py_ssize_t n = Column_len(self);
     if (i < 0 || i >= n) {
         PyErr_SetString(PyExc_IndexError, "partition index out of range");
         return NULL;
@@ -216,10 +237,11 @@ static int Column_ass_item(Column *self, Py_ssize_t i, PyObject *value) {
 }
 
 static PyObject *Column_repr(Column *self) {
-    PyObject *list = PyList_New(self->tally->count);
+    Py_ssize_t n = Column_len(self);
+    PyObject *list = PyList_New(n);
     if (list == NULL)
         return NULL;
-    for (Py_ssize_t i = 0; i < self->tally->count; i++) {
+    for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *v = PyLong_FromLongLong(self->tally->cells[i * NFIELDS + self->field]);
         if (v == NULL) {
             Py_DECREF(list);
@@ -241,9 +263,11 @@ static PySequenceMethods Column_as_sequence = {
 static PyTypeObject Column_Type = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "mutepro.producer._fastpath.Column",
     .tp_basicsize = sizeof(Column),
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     .tp_doc = "One counter of every partition of a Tally (a live view).",
     .tp_dealloc = (destructor)Column_dealloc,
+    .tp_traverse = (traverseproc)Column_traverse,
+    .tp_clear = (inquiry)Column_clear,
     .tp_as_sequence = &Column_as_sequence,
     .tp_repr = (reprfunc)Column_repr,
 };
@@ -357,7 +381,7 @@ static uint32_t fnv1a_hash(const unsigned char *p, Py_ssize_t n) {
 static long key_partition(int mode, PyObject *key, long count) {
     const char *data;
     Py_ssize_t len;
-    if (count <= 0 || mode == KP_NONE)
+    if (count <= 0 || count > INT32_MAX || mode == KP_NONE) /* (uint32_t)2**32 would divide by zero */
         return -2;
     if (key == NULL || key == Py_None) {
         if (mode == KP_CONSISTENT_RANDOM || mode == KP_MURMUR2_RANDOM || mode == KP_FNV1A_RANDOM)
@@ -403,6 +427,10 @@ static PyObject *py_key_partition(PyObject *module, PyObject *const *args, Py_ss
     long count = PyLong_AsLong(args[2]);
     if (PyErr_Occurred())
         return NULL;
+    if (count > INT32_MAX) {
+        PyErr_Format(PyExc_ValueError, "partition_count: %ld is more than a Kafka topic can have (int32)", count);
+        return NULL;
+    }
     return PyLong_FromLong(key_partition(mode, args[1], count));
 }
 
@@ -425,7 +453,9 @@ typedef struct {
     PyObject *picker;        /* StickyChooser.pick(snap) or None: unkeyed messages take the Python path */
     PyObject *default_cb;    /* the config's on_delivery, or None */
     PyObject *reporters;     /* dict (cb, topic) -> Reporter */
-    PyObject *last_cb;       /* borrowed identity cache of the last (cb, topic) -> reporter */
+    /* identity cache of the last (cb, topic) -> reporter; strong references: a borrowed pointer could name a
+     * freed callback whose address a new one reuses, or a reporter freed while the dict is being cleared */
+    PyObject *last_cb;
     PyObject *last_topic;
     PyObject *last_reporter;
     Counts *counts;
@@ -433,9 +463,15 @@ typedef struct {
     int only_errors;
     int gate;   /* > 0 while Python holds the producer lock */
     int closed; /* produce() must take the Python path (it raises) */
+    int ready;  /* __init__ ran: FastPath.__new__ alone leaves every field NULL */
     long long sticky_bytes;
     double linger_s;
-    unsigned long direct_thread; /* the thread inside the application's poll()/flush(), 0: none */
+    /* Per-thread poll state, (depth << 1) | direct: how many polls of the wrapped producer this thread is
+     * inside (any poll: the application's, or produce()'s inline one), and whether the innermost one is the
+     * application's (its callbacks may run straight from the report). Per thread because several threads
+     * poll at once and leave in any order: one shared slot saved and restored around each poll could be left
+     * naming a thread that no longer polls. */
+    long long app_pollers;       /* threads inside the application's poll()/flush() right now */
     long long since_app_poll;    /* messages produced since the application last polled */
     long long inline_poll_every; /* then serve reports inline (queued for the app's next poll) */
     long long inline_polls;      /* how often that happened */
@@ -457,6 +493,61 @@ static PyTypeObject Reporter_Type;
 
 static PyObject *S_partition, *S_latency, *S_muted, *S_probing, *S_writable_set, *S_partition_count, *S_on_delivery, *S_timestamp,
     *S_headers, *S_callback, *S_value, *S_key, *S_waiters, *S_wake, *S_extend, *ZERO;
+
+/* -- per-thread poll state ------------------------------------------------------------------------------ */
+
+/* Each thread keeps a short list of (producer, state) for the producers it is polling right now (usually none
+ * or one). One process-wide thread-specific key, not one per producer: pthread keys are limited (1,024), an
+ * application may hold more producers than that over its life. Only the owning thread touches its list; the
+ * producer pointer is a key, never dereferenced. */
+typedef struct PollFrame {
+    const void *fp;
+    uintptr_t state; /* (depth << 1) | direct */
+    struct PollFrame *next;
+} PollFrame;
+
+static Py_tss_t poll_key = Py_tss_NEEDS_INIT;
+
+static uintptr_t poll_state_get(const void *fp) {
+    for (PollFrame *f = PyThread_tss_get(&poll_key); f != NULL; f = f->next)
+        if (f->fp == fp)
+            return f->state;
+    return 0;
+}
+
+static int poll_state_set(const void *fp, uintptr_t state) {
+    PollFrame *head = PyThread_tss_get(&poll_key), *prev = NULL;
+    for (PollFrame *f = head; f != NULL; prev = f, f = f->next) {
+        if (f->fp != fp)
+            continue;
+        if (state != 0) {
+            f->state = state;
+            return 0;
+        }
+        if (prev != NULL)
+            prev->next = f->next;
+        else
+            head = f->next;
+        PyMem_RawFree(f);
+        return PyThread_tss_set(&poll_key, head) == 0 ? 0 : -1;
+    }
+    if (state == 0)
+        return 0;
+    PollFrame *f = PyMem_RawMalloc(sizeof(*f));
+    if (f == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    f->fp = fp;
+    f->state = state;
+    f->next = head;
+    if (PyThread_tss_set(&poll_key, f) != 0) {
+        PyMem_RawFree(f);
+        PyErr_SetString(PyExc_RuntimeError, "mutepro: could not record this thread's poll state");
+        return -1;
+    }
+    return 0;
+}
 
 static double monotonic_s(void) {
     struct timespec ts;
@@ -517,12 +608,17 @@ static PyObject *Reporter_vectorcall(Reporter *self, PyObject *const *args, size
             row[COL_SLOW]++;
     }
     Py_DECREF(lat);
-    if (self->cb != Py_None && !fp->only_errors) {
-        /* Straight to the application's callback when the report is served by the application's own poll()
-         * and nothing older is queued (callbacks keep their order); otherwise queued for its next poll, as
-         * CallbackQueue.put_report does: one atomic deque.extend of (marker, cb, msg). */
-        if (fp->direct_thread != 0 && fp->direct_thread == PyThread_get_thread_ident() &&
-            PyObject_Length(fp->queue_items) == 0) {
+    /* served inside the application's own poll()/flush() on this thread (not produce()'s inline poll, not the
+     * driver's): its callback may run right here */
+    int direct = (poll_state_get(fp) & 1) != 0;
+    if (self->cb == Py_None || fp->only_errors) {
+        if (direct)
+            fp->direct_reports++; /* an event that poll() served, as the plain client counts it */
+    } else {
+        /* Straight to the application's callback when nothing older is queued (callbacks keep their order);
+         * otherwise queued for its next poll, as CallbackQueue.put_report does: one atomic deque.extend of
+         * (marker, cb, msg). */
+        if (direct && PyObject_Length(fp->queue_items) == 0) {
             fp->direct_reports++;
             PyObject *cargs[2] = {Py_None, msg};
             return PyObject_Vectorcall(self->cb, cargs, 2, NULL);
@@ -586,9 +682,37 @@ static PyTypeObject Reporter_Type = {
     .tp_repr = (reprfunc)Reporter_repr,
 };
 
+/* Forget the identity cache. The old references are dropped last: dropping one may run a finalizer (a
+ * callback's __del__) that produces and so re-enters fastpath_reporter, which must find a consistent cache. */
+static void reporter_cache_reset(FastPath *fp) {
+    PyObject *cb = fp->last_cb, *topic = fp->last_topic, *rep = fp->last_reporter;
+    fp->last_cb = fp->last_topic = fp->last_reporter = NULL;
+    Py_XDECREF(cb);
+    Py_XDECREF(topic);
+    Py_XDECREF(rep);
+}
+
+/* Drop every cached reporter: a fresh dict goes in first, then the cache is reset and the old dict dropped,
+ * so a finalizer run by the drop sees an empty, valid cache. */
+static int reporters_reset(FastPath *fp) {
+    PyObject *fresh = PyDict_New();
+    if (fresh == NULL)
+        return -1;
+    PyObject *old = fp->reporters;
+    fp->reporters = fresh;
+    reporter_cache_reset(fp);
+    Py_XDECREF(old);
+    return 0;
+}
+
+/* The Reporter for (cb, topic), a new reference. */
 static PyObject *fastpath_reporter(FastPath *fp, PyObject *cb, PyObject *topic, Tally *tally) {
-    if (cb == fp->last_cb && topic == fp->last_topic && fp->last_reporter != NULL)
-        return fp->last_reporter; /* borrowed */
+    if (cb == fp->last_cb && topic == fp->last_topic && fp->last_reporter != NULL) {
+        Py_INCREF(fp->last_reporter);
+        return fp->last_reporter;
+    }
+    if (PyDict_GET_SIZE(fp->reporters) >= 512 && reporters_reset(fp) < 0) /* a fresh lambda per message */
+        return NULL;
     PyObject *key = PyTuple_Pack(2, cb, topic);
     if (key == NULL)
         return NULL;
@@ -598,8 +722,6 @@ static PyObject *fastpath_reporter(FastPath *fp, PyObject *cb, PyObject *topic, 
             Py_DECREF(key);
             return NULL;
         }
-        if (PyDict_GET_SIZE(fp->reporters) >= 512)
-            PyDict_Clear(fp->reporters); /* a fresh lambda per message must not grow this */
         Reporter *r = PyObject_GC_New(Reporter, &Reporter_Type);
         if (r == NULL) {
             Py_DECREF(key);
@@ -622,10 +744,17 @@ static PyObject *fastpath_reporter(FastPath *fp, PyObject *cb, PyObject *topic, 
         rep = (PyObject *)r;
     }
     Py_DECREF(key);
-    /* the dict keeps it alive; the identity cache only remembers pointers checked against the dict's entry */
+    Py_INCREF(rep); /* the caller's reference (hashing cb above may have run Python code: nothing is borrowed) */
+    PyObject *old_cb = fp->last_cb, *old_topic = fp->last_topic, *old_rep = fp->last_reporter;
+    Py_INCREF(cb);
+    Py_INCREF(topic);
+    Py_INCREF(rep);
     fp->last_cb = cb;
     fp->last_topic = topic;
     fp->last_reporter = rep;
+    Py_XDECREF(old_cb);
+    Py_XDECREF(old_topic);
+    Py_XDECREF(old_rep);
     return rep;
 }
 
@@ -696,6 +825,10 @@ static PyObject *FastPath_produce(FastPath *fp, PyObject *const *args, size_t na
      *         *, callback=None) -- anything unusual goes to the Python produce(), which also raises for misuse */
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     PyObject *a[8] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+    if (!fp->ready) {
+        PyErr_SetString(PyExc_RuntimeError, "FastPath.__init__ was not called (MuteProducer builds it)");
+        return NULL;
+    }
     if (nargs < 1 || nargs > 7 || fp->gate || fp->closed)
         return slow(fp, args, nargsf, kwnames);
     for (Py_ssize_t i = 0; i < nargs; i++)
@@ -753,7 +886,7 @@ static PyObject *FastPath_produce(FastPath *fp, PyObject *const *args, size_t na
     Tally *t = (Tally *)tally_obj;
     Py_INCREF(snap); /* pick() may run Python code that replaces the dict entry */
     Py_INCREF(t);
-    PyObject *result = NULL, *muted = NULL, *writable_set = NULL;
+    PyObject *result = NULL, *muted = NULL, *writable_set = NULL, *reporter = NULL;
     long count;
     {
         /* Muted partitions are fine here as long as none is half-open (the next message may have to be its
@@ -822,7 +955,9 @@ static PyObject *FastPath_produce(FastPath *fp, PyObject *const *args, size_t na
         cb = a[7];
     if (cb == NULL || cb == Py_None)
         cb = fp->default_cb;
-    PyObject *reporter = fastpath_reporter(fp, cb, topic, t);
+    if (cb != Py_None && !PyCallable_Check(cb))
+        goto to_slow; /* the Python path raises the TypeError */
+    reporter = fastpath_reporter(fp, cb, topic, t);
     if (reporter == NULL) {
         PyErr_Clear();
         goto to_slow;
@@ -852,12 +987,19 @@ static PyObject *FastPath_produce(FastPath *fp, PyObject *const *args, size_t na
     row[COL_SENT_BYTES] += size;
     fp->counts->sent_total++;
     fp->counts->produced++;
-    if (++fp->since_app_poll >= fp->inline_poll_every) {
+    if (++fp->since_app_poll >= fp->inline_poll_every && poll_state_get(fp) == 0) {
         /* The application is not polling: serve librdkafka's reports here (queued for its next poll) so they
-         * do not pile up until the driver's next tick. */
+         * do not pile up until the driver's next tick. Never from inside a poll on this thread (a delivery
+         * callback that produces): confluent-kafka's poll() nested in its own callback loses the outer call's
+         * state and aborts the process. Marked as a poll of this thread, not the application's: callbacks
+         * are queued, so a callback never runs inside produce(). */
         fp->since_app_poll = 0;
         fp->inline_polls++;
+        if (poll_state_set(fp, 2) < 0)
+            goto done;
         PyObject *pr = PyObject_CallOneArg(fp->inner_poll, ZERO);
+        if (poll_state_set(fp, 0) < 0)
+            PyErr_Clear(); /* removing an entry allocates nothing; cannot fail in practice */
         if (pr == NULL)
             goto done;
         Py_DECREF(pr);
@@ -870,6 +1012,7 @@ to_slow:
     PyErr_Clear();
     result = slow(fp, args, nargsf, kwnames);
 done:
+    Py_XDECREF(reporter);
     Py_XDECREF(muted);
     Py_XDECREF(writable_set);
     Py_DECREF(snap);
@@ -924,6 +1067,7 @@ static int FastPath_init(FastPath *self, PyObject *args, PyObject *kwds) {
     Py_XSETREF(self->queue_items, items);
     if (self->reporters == NULL && (self->reporters = PyDict_New()) == NULL)
         return -1;
+    self->ready = 1;
     self->key_mode = key_mode;
     self->only_errors = only_errors;
     self->sticky_bytes = sticky_bytes > 0 ? sticky_bytes : 0;
@@ -946,12 +1090,16 @@ static int FastPath_traverse(FastPath *self, visitproc visit, void *arg) {
     Py_VISIT(self->picker);
     Py_VISIT(self->default_cb);
     Py_VISIT(self->reporters);
+    Py_VISIT(self->last_cb);
+    Py_VISIT(self->last_topic);
+    Py_VISIT(self->last_reporter);
     Py_VISIT(self->counts);
     return 0;
 }
 
 static int FastPath_clear(FastPath *self) {
-    self->last_cb = self->last_topic = self->last_reporter = NULL;
+    self->ready = 0;
+    reporter_cache_reset(self);
     Py_CLEAR(self->inner_produce);
     Py_CLEAR(self->inner_poll);
     Py_CLEAR(self->snapshots);
@@ -976,26 +1124,46 @@ static void FastPath_dealloc(FastPath *self) {
 }
 
 static PyObject *FastPath_forget_reporters(FastPath *self, PyObject *Py_UNUSED(ignored)) {
-    self->last_cb = self->last_topic = self->last_reporter = NULL;
-    if (self->reporters != NULL)
-        PyDict_Clear(self->reporters);
+    if (reporters_reset(self) < 0)
+        return NULL;
     Py_RETURN_NONE;
 }
 
 static PyObject *FastPath_enter_direct(FastPath *self, PyObject *Py_UNUSED(ignored)) {
-    unsigned long previous = self->direct_thread;
-    self->direct_thread = PyThread_get_thread_ident();
+    uintptr_t previous = poll_state_get(self);
+    uintptr_t depth = (previous >> 1) + 1;
+    if (poll_state_set(self, (depth << 1) | 1) < 0)
+        return NULL;
+    PyObject *token = PyLong_FromSize_t((size_t)previous);
+    if (token == NULL) {
+        if (poll_state_set(self, previous) < 0)
+            PyErr_Clear();
+        return NULL;
+    }
     self->since_app_poll = 0;
     self->app_polls++;
-    return PyLong_FromUnsignedLong(previous);
+    self->app_pollers++;
+    return token;
 }
 
 static PyObject *FastPath_leave_direct(FastPath *self, PyObject *arg) {
-    unsigned long previous = PyLong_AsUnsignedLong(arg);
-    if (previous == (unsigned long)-1 && PyErr_Occurred())
+    size_t previous = PyLong_AsSize_t(arg);
+    if (previous == (size_t)-1 && PyErr_Occurred())
         return NULL;
-    self->direct_thread = previous;
+    uintptr_t current = poll_state_get(self);
+    if (!(current & 1) || (previous >> 1) + 1 != (current >> 1)) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "leave_direct: this thread is not inside the enter_direct() that returned this token");
+        return NULL;
+    }
+    if (poll_state_set(self, (uintptr_t)previous) < 0)
+        return NULL;
+    self->app_pollers--;
     Py_RETURN_NONE;
+}
+
+static PyObject *FastPath_polling(FastPath *self, PyObject *Py_UNUSED(ignored)) {
+    return PyLong_FromSize_t((size_t)(poll_state_get(self) >> 1));
 }
 
 static PyMethodDef FastPath_methods[] = {
@@ -1005,14 +1173,18 @@ static PyMethodDef FastPath_methods[] = {
     {"forget_reporters", (PyCFunction)FastPath_forget_reporters, METH_NOARGS, "drop the cached reporters"},
     {"enter_direct", (PyCFunction)FastPath_enter_direct, METH_NOARGS,
      "this thread now serves reports for the application: callbacks may run directly; returns the previous"},
-    {"leave_direct", (PyCFunction)FastPath_leave_direct, METH_O, "restore the value enter_direct returned"},
+    {"leave_direct", (PyCFunction)FastPath_leave_direct, METH_O,
+     "this thread leaves the application's poll: pass the token enter_direct returned"},
+    {"polling", (PyCFunction)FastPath_polling, METH_NOARGS,
+     "how many polls of the wrapped producer this thread is inside (0: none; > 0: e.g. in a delivery callback)"},
     {NULL},
 };
 
 static PyMemberDef FastPath_members[] = {
     {"gate", T_INT, offsetof(FastPath, gate), 0, "> 0 while Python holds the producer lock"},
     {"closed", T_INT, offsetof(FastPath, closed), 0, "the producer is closed: produce() takes the Python path"},
-    {"direct_thread", T_ULONG, offsetof(FastPath, direct_thread), READONLY, "thread serving the app's poll"},
+    {"app_pollers", T_LONGLONG, offsetof(FastPath, app_pollers), READONLY,
+     "threads inside the application's poll()/flush() right now"},
     {"since_app_poll", T_LONGLONG, offsetof(FastPath, since_app_poll), 0, "messages since the app polled"},
     {"inline_polls", T_LONGLONG, offsetof(FastPath, inline_polls), READONLY, "inline report servings"},
     {"direct_reports", T_LONGLONG, offsetof(FastPath, direct_reports), READONLY, "reports served directly"},
@@ -1057,6 +1229,10 @@ static struct PyModuleDef module_def = {
 
 PyMODINIT_FUNC PyInit__fastpath(void) {
     crc32_init();
+    if (!PyThread_tss_is_created(&poll_key) && PyThread_tss_create(&poll_key) != 0) {
+        PyErr_SetString(PyExc_RuntimeError, "mutepro: could not create the poll-state thread key");
+        return NULL;
+    }
     INTERN(S_partition, "partition");
     INTERN(S_latency, "latency");
     INTERN(S_muted, "muted");

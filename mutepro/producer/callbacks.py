@@ -39,7 +39,8 @@ class CallbackQueue:
         self.items = self._items
         self.report_marker = _REPORT
         self._cond = threading.Condition()
-        self._serving = threading.Lock()
+        # reentrant: a callback may call poll() or flush(), which serve the entries queued after it (in order)
+        self._serving = threading.RLock()
         self._waiters = 0  # threads blocked in wait()/serve(); put() only takes the lock when there are some
 
     def __len__(self) -> int:
@@ -81,7 +82,8 @@ class CallbackQueue:
         """Run queued callbacks on this thread, waiting up to ``timeout_s`` (``None`` = forever) for the first.
 
         Returns how many ran. An exception from a callback propagates to the caller of ``poll``, as in
-        confluent-kafka; the callbacks after it stay queued for the next ``poll``.
+        confluent-kafka; the callbacks after it stay queued for the next ``poll``. A callback may itself call
+        ``poll``/``flush`` (this method, on the same thread): the nested call serves the entries after it.
 
         Only the callbacks queued when serving starts run: the driver thread keeps queueing delivery reports,
         and at 50,000 msg/s with callbacks slower than 20 µs an open-ended drain would never return from
@@ -107,7 +109,7 @@ class CallbackQueue:
                     head = pop()
                     fn = pop()
                     arg = pop()
-                except IndexError:  # pragma: no cover - only this server pops, under _serving
+                except IndexError:  # a callback's nested poll() served the rest already
                     break
                 served += 1
                 if head is _CALL:

@@ -490,20 +490,38 @@ class MuteProducer:
 
     def _serve_direct(self, wait_s: float) -> int:
         """Queued callbacks first (they are older), then librdkafka's reports with the application's callbacks
-        run right here, on the application's thread inside its poll()/flush(), as the plain client does."""
+        run right here, on the application's thread inside its poll()/flush(), as the plain client does, then
+        whatever that poll queued (failed reports, statistics): poll() returns only after the callbacks ran.
+
+        Returns the callbacks run and reports served; librdkafka events of mutepro's own (its statistics when
+        the application set no ``stats_cb``) do not count, so ``poll(timeout)`` keeps waiting past them.
+
+        Inside a delivery callback that a poll of this thread is running (the callback called poll() or
+        flush()), librdkafka's poll is not entered again: confluent-kafka's poll nested in its own callback
+        loses the outer call's state and aborts the process. Only queued callbacks are served then.
+        """
         fast = self._fast
         served = self._callbacks.serve(0)
-        previous = fast.enter_direct()
+        if fast.polling():
+            return served
+        direct = fast.direct_reports
+        token = fast.enter_direct()
         try:
-            served += self._inner.poll(0.0 if served else wait_s)
+            self._inner.poll(0.0 if served else wait_s)
         finally:
-            fast.leave_direct(previous)
-        return served
+            fast.leave_direct(token)
+        return served + (fast.direct_reports - direct) + self._callbacks.serve(0)
 
     def flush(self, timeout: float | None = -1) -> int:
         """Wait until every message (held ones too) has its final report and its callback ran; returns how many
         are still outstanding when ``timeout`` (-1/None: forever) runs out."""
         deadline = None if timeout is None or timeout < 0 else time.monotonic() + timeout
+        if self._fast is not None and self._fast.polling():
+            # Called from a delivery callback that this thread's poll()/flush() is running: the reports still to
+            # come are delivered by that enclosing poll, after the callback returns, so waiting here could never
+            # end. Serve what is queued and report what is left, like flush(0). (The plain client aborts here.)
+            self._callbacks.serve(0)
+            return len(self)
         while True:
             self._raise_driver_error()
             if self._fast is None:
@@ -1000,7 +1018,7 @@ class MuteProducer:
         if self._fast is None:
             with self._lock:
                 self._serve_reports()
-        elif self._fast.app_polls == self._app_polls_seen and not self._fast.direct_thread:
+        elif self._fast.app_polls == self._app_polls_seen and not self._fast.app_pollers:
             # The application has not polled since the last tick and is not waiting in poll()/flush() right now:
             # serve its reports here (queued for its next poll). When it does poll, its own poll() runs the
             # callbacks directly and the driver stays out of the way: serving here would queue reports and make

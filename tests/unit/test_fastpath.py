@@ -3,9 +3,16 @@ against a stand-in for confluent_kafka.Producer (no broker)."""
 
 from __future__ import annotations
 
+import gc
+import os
 import random
+import subprocess
+import sys
+import textwrap
 import threading
+import weakref
 from collections import deque
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -392,3 +399,224 @@ class TestAccel:
         names = {"sent_total", "reported_total", "produced", "delivered", "buffer_errors"}
         assert names <= set(dir(fp.Counts())) and names <= set(Counts.__slots__)
         assert accel.available()
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Reentrancy, several pollers, misuse from Python (issue: the C fast path must never crash or misjudge)
+# ---------------------------------------------------------------------------------------------------------
+
+
+class NestingInner(FakeInner):
+    """A stand-in whose produce() queues a success report and whose poll() records how deeply it is nested
+    (confluent-kafka aborts the process when its poll() runs inside one of its own delivery callbacks)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.depth = 0
+        self.max_depth = 0
+
+    def produce(self, *args: Any) -> None:
+        super().produce(*args)
+        self.pending.append((args[4], None, FakeMsg(args[0], args[3])))
+
+    def poll(self, timeout: float = 0) -> int:
+        self.depth += 1
+        self.max_depth = max(self.max_depth, self.depth)
+        try:
+            return super().poll(timeout)
+        finally:
+            self.depth -= 1
+
+
+def _isolated(code: str) -> subprocess.CompletedProcess[str]:
+    """Run ``code`` in a fresh interpreter (a crash must fail the test, not the test run); the debug allocator
+    poisons freed memory so a use-after-free shows."""
+    env = {**os.environ, "PYTHONMALLOC": "debug", "PYTHONPATH": str(Path(__file__).parent)}
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120, env=env
+    )
+
+
+class TestReentrancy:
+    def test_a_callback_that_produces_never_nests_librdkafkas_poll(self) -> None:
+        """A delivery callback run inside the app's poll may produce; produce() then never polls the wrapped
+        producer from inside that poll, even when its inline-poll budget is due."""
+        rig = Rig(sticky_bytes=0, inline_poll_every=1)
+        rig.inner = NestingInner()
+        rig.fast = fp.FastPath(
+            inner_produce=rig.inner.produce, inner_poll=rig.inner.poll, snapshots=rig.snapshots,
+            tallies=rig.tracker.topics, holds=rig.holds, slow_produce=rig._slow, on_report=rig._on_report,
+            queue=rig.queue, picker=rig._pick, default_cb=None, counts=rig.tracker.totals,
+            key_mode=fp.KP_CONSISTENT_RANDOM, only_errors=0, sticky_bytes=0, linger_s=60.0, inline_poll_every=1,
+        )
+        follow_ups: list[Any] = []
+
+        def chain(err: Any, msg: Any) -> None:
+            if len(follow_ups) < 50:
+                follow_ups.append(msg)
+                rig.fast.produce("t", b"follow-up", on_delivery=chain)
+
+        token = rig.fast.enter_direct()
+        try:
+            rig.fast.produce("t", b"first", on_delivery=chain)
+            rig.inner.poll(0)
+        finally:
+            rig.fast.leave_direct(token)
+        assert rig.inner.max_depth == 1 and len(follow_ups) == 50
+        assert rig.tracker.totals.produced == 51 and rig.slow_calls == []
+
+    def test_inline_polls_still_happen_outside_any_poll(self) -> None:
+        """Outside every poll, produce() still serves reports inline once its budget is due (queued)."""
+        rig = Rig(sticky_bytes=0, inline_poll_every=2)
+        for _ in range(4):
+            rig.fast.produce("t", b"v")
+        assert rig.fast.inline_polls == 2 and rig.fast.polling() == 0
+
+    def test_pollers_leaving_out_of_order_leave_nothing_stale(self) -> None:
+        """Two threads in the app's poll that leave in the other order than they entered: afterwards no thread
+        counts as polling, and a report served on the first thread is queued, never run inside produce()."""
+        rig = Rig()
+        got: list[Any] = []
+        rig.fast.produce("t", b"v", on_delivery=lambda err, msg: got.append(msg))
+        reporter = rig.inner.calls[-1][4]
+        p = rig.inner.calls[-1][3]
+        t2_entered, t1_left, t2_left = threading.Event(), threading.Event(), threading.Event()
+
+        def second() -> None:
+            token = rig.fast.enter_direct()
+            t2_entered.set()
+            t1_left.wait(10)
+            rig.fast.leave_direct(token)
+            t2_left.set()
+
+        token = rig.fast.enter_direct()
+        worker = threading.Thread(target=second)
+        worker.start()
+        assert t2_entered.wait(10)
+        assert rig.fast.app_pollers == 2
+        rig.fast.leave_direct(token)
+        t1_left.set()
+        assert t2_left.wait(10)
+        worker.join(10)
+        assert rig.fast.app_pollers == 0 and rig.fast.polling() == 0
+        reporter(None, FakeMsg("t", p))
+        assert got == [] and len(rig.queue) == 1
+
+    def test_each_thread_sees_only_its_own_poll(self) -> None:
+        """While one thread is in the app's poll, a report on another thread is queued (and vice versa)."""
+        rig = Rig()
+        got: list[Any] = []
+        rig.fast.produce("t", b"v", on_delivery=lambda err, msg: got.append(msg))
+        reporter, p = rig.inner.calls[-1][4], rig.inner.calls[-1][3]
+        seen: list[int] = []
+
+        def other() -> None:
+            seen.append(rig.fast.polling())
+            reporter(None, FakeMsg("t", p))
+
+        token = rig.fast.enter_direct()
+        try:
+            worker = threading.Thread(target=other)
+            worker.start()
+            worker.join(10)
+            assert rig.fast.polling() == 1
+        finally:
+            rig.fast.leave_direct(token)
+        assert seen == [0] and got == [] and len(rig.queue) == 1
+
+    def test_leave_without_enter_is_refused(self) -> None:
+        """A token that does not match this thread's poll is a clear error, and changes nothing."""
+        rig = Rig()
+        with pytest.raises(RuntimeError, match="not inside"):
+            rig.fast.leave_direct(0)
+        assert rig.fast.app_pollers == 0
+
+    def test_reporter_cache_survives_a_finalizer_that_produces(self) -> None:
+        """Dropping the cached reporters (at 512 callbacks) may run a callback's finalizer that produces with that
+        very callback: it gets a live reporter, and every report reaches the right callback."""
+        result = _isolated(
+            """
+            from test_fastpath import Rig, FakeMsg
+            rig = Rig(sticky_bytes=0)
+            ran = {}
+
+            class Callback:
+                def __init__(self, n):
+                    self.n = n
+                def __call__(self, err, msg):
+                    ran[self.n] = ran.get(self.n, 0) + 1
+                def __del__(self):
+                    if self.n == 511:  # the cached one when the cache is dropped
+                        rig.fast.produce("t", b"from-finalizer", on_delivery=self)
+
+            def deliver():  # librdkafka drops its reference to the reporter once the report is served
+                token = rig.fast.enter_direct()
+                while rig.inner.calls:
+                    call = rig.inner.calls.pop(0)
+                    call[4](None, FakeMsg("t", call[3]))
+                rig.fast.leave_direct(token)
+
+            sent = 0
+            for n in range(600):
+                rig.fast.produce("t", b"v", on_delivery=Callback(n))
+                sent += 1
+                deliver()
+            deliver()
+            assert ran[511] == 2 and all(ran[n] == 1 for n in range(600) if n != 511), ran
+            print("ok", rig.tracker.totals.produced)
+            """
+        )
+        assert result.returncode == 0, result.stderr[-3000:]
+        assert result.stdout.split() == ["ok", "601"]
+
+
+class TestMisuse:
+    def test_fastpath_without_init_raises(self) -> None:
+        """FastPath.__new__ alone gives an object whose produce() raises instead of crashing."""
+        result = _isolated(
+            """
+            from mutepro.producer import _fastpath as fp
+            f = fp.FastPath.__new__(fp.FastPath)
+            try:
+                f.produce("t", b"v")
+            except RuntimeError as err:
+                print("refused:", err)
+            """
+        )
+        assert result.returncode == 0, result.stderr[-3000:]
+        assert "refused: FastPath.__init__ was not called" in result.stdout
+
+    def test_absurd_partition_counts_are_refused(self) -> None:
+        """A tally of 2**40 partitions and a key hashed over 2**32 partitions are ValueErrors, not a crash/hang."""
+        result = _isolated(
+            """
+            from mutepro.producer import _fastpath as fp
+            for make in (lambda: fp.Tally(2**40, 0.5), lambda: fp.Tally(1, 0.5).grow(2**62),
+                         lambda: fp.key_partition(fp.KP_MURMUR2, b"k", 2**32)):
+                try:
+                    make()
+                except (ValueError, OverflowError) as err:
+                    print("refused:", type(err).__name__)
+            """
+        )
+        assert result.returncode == 0, result.stderr[-3000:]
+        assert result.stdout.count("refused:") == 3
+
+    def test_negative_index_past_the_start_is_an_index_error(self) -> None:
+        """col[-4] of a 3-partition column is an IndexError (not col[2])."""
+        t = fp.Tally(3, 0.5)
+        t.sent[2] = 7
+        assert t.sent[-1] == 7
+        with pytest.raises(IndexError):
+            t.sent[-4]
+        with pytest.raises(IndexError):
+            t.sent[-4] = 1
+
+    def test_a_column_kept_by_its_tally_is_collected(self) -> None:
+        """A column stored on its own tally forms a cycle the garbage collector frees."""
+        t = fp.Tally(2, 0.5)
+        t.kept = t.sent
+        ref = weakref.ref(t)
+        del t
+        gc.collect()
+        assert ref() is None
