@@ -39,13 +39,20 @@ class CallbackQueue:
         self.items = self._items
         self.report_marker = _REPORT
         self._cond = threading.Condition()
-        # reentrant: a callback may call poll() or flush(), which serve the entries queued after it (in order)
-        self._serving = threading.RLock()
+        self._serving = threading.Lock()
+        # which threads are inside serve() right now: a callback that calls poll()/flush() must not serve the
+        # entries after it from inside itself (one nested call per entry would recurse through the whole queue,
+        # and with a plain lock it deadlocked); the enclosing serve() runs them next, in order
+        self._local = threading.local()
         self._waiters = 0  # threads blocked in wait()/serve(); put() only takes the lock when there are some
 
     def __len__(self) -> int:
         # rounded up: an entry half popped by a server on another thread still counts until it has run
         return (len(self._items) + 2) // 3
+
+    def serving_here(self) -> bool:
+        """True on a thread that is running a callback from :meth:`serve` right now."""
+        return getattr(self._local, "serving", False)
 
     def has_waiters(self) -> bool:
         return self._waiters > 0
@@ -83,12 +90,15 @@ class CallbackQueue:
 
         Returns how many ran. An exception from a callback propagates to the caller of ``poll``, as in
         confluent-kafka; the callbacks after it stay queued for the next ``poll``. A callback may itself call
-        ``poll``/``flush`` (this method, on the same thread): the nested call serves the entries after it.
+        ``poll``/``flush``: on the thread that is serving, the nested call serves nothing and returns 0 (the
+        enclosing call serves the entries after it, in order).
 
         Only the callbacks queued when serving starts run: the driver thread keeps queueing delivery reports,
         and at 50,000 msg/s with callbacks slower than 20 µs an open-ended drain would never return from
         ``poll(0)`` (librdkafka's ``rd_kafka_poll`` likewise serves a snapshot of its queue).
         """
+        if self.serving_here():
+            return 0
         deadline = None if timeout_s is None else time.monotonic() + max(0.0, timeout_s)
         with self._cond:
             while not self._items:
@@ -101,22 +111,29 @@ class CallbackQueue:
                 finally:
                     self._waiters -= 1
         with self._serving:
-            budget = len(self._items) // 3
-            served = 0
-            pop = self._items.popleft
-            while served < budget:
-                try:
-                    head = pop()
-                    fn = pop()
-                    arg = pop()
-                except IndexError:  # a callback's nested poll() served the rest already
-                    break
-                served += 1
-                if head is _CALL:
-                    fn(*arg)
-                else:
-                    fn(None, arg)
-            return served
+            self._local.serving = True
+            try:
+                return self._serve_budget()
+            finally:
+                self._local.serving = False
+
+    def _serve_budget(self) -> int:
+        budget = len(self._items) // 3
+        served = 0
+        pop = self._items.popleft
+        while served < budget:
+            try:
+                head = pop()
+                fn = pop()
+                arg = pop()
+            except IndexError:  # pragma: no cover - only this server pops, under _serving
+                break
+            served += 1
+            if head is _CALL:
+                fn(*arg)
+            else:
+                fn(None, arg)
+        return served
 
 
 class _CallMarker:

@@ -468,8 +468,15 @@ class MuteProducer:
         return accepted
 
     def poll(self, timeout: float | None = -1) -> int:
-        """Serve queued delivery reports and callbacks; wait up to ``timeout`` s (-1/None: forever) for one."""
+        """Serve queued delivery reports and callbacks; wait up to ``timeout`` s (-1/None: forever) for one.
+
+        From inside a callback that a poll()/flush() of this producer is running on the same thread, it serves
+        nothing and returns 0 at once: the enclosing call runs the next callbacks, in order. (The plain client
+        aborts the process there; a nested serve per callback would recurse through the whole queue.)
+        """
         self._raise_driver_error()
+        if self._nested():
+            return 0
         if self._fast is None:
             with self._lock:
                 self._serve_reports()
@@ -496,14 +503,10 @@ class MuteProducer:
         Returns the callbacks run and reports served; librdkafka events of mutepro's own (its statistics when
         the application set no ``stats_cb``) do not count, so ``poll(timeout)`` keeps waiting past them.
 
-        Inside a delivery callback that a poll of this thread is running (the callback called poll() or
-        flush()), librdkafka's poll is not entered again: confluent-kafka's poll nested in its own callback
-        loses the outer call's state and aborts the process. Only queued callbacks are served then.
+        Never called from inside a callback of this producer's poll on the same thread (see :meth:`_nested`).
         """
         fast = self._fast
         served = self._callbacks.serve(0)
-        if fast.polling():
-            return served
         direct = fast.direct_reports
         token = fast.enter_direct()
         try:
@@ -512,15 +515,20 @@ class MuteProducer:
             fast.leave_direct(token)
         return served + (fast.direct_reports - direct) + self._callbacks.serve(0)
 
+    def _nested(self) -> bool:
+        """True inside a callback that this producer's poll()/flush() runs on this thread: queued callbacks
+        served by CallbackQueue.serve, or (C path) a delivery callback run straight from librdkafka's poll,
+        where confluent-kafka's poll must not be entered again (it loses the outer call's state and aborts)."""
+        return self._callbacks.serving_here() or (self._fast is not None and self._fast.polling() > 0)
+
     def flush(self, timeout: float | None = -1) -> int:
         """Wait until every message (held ones too) has its final report and its callback ran; returns how many
         are still outstanding when ``timeout`` (-1/None: forever) runs out."""
         deadline = None if timeout is None or timeout < 0 else time.monotonic() + timeout
-        if self._fast is not None and self._fast.polling():
-            # Called from a delivery callback that this thread's poll()/flush() is running: the reports still to
-            # come are delivered by that enclosing poll, after the callback returns, so waiting here could never
-            # end. Serve what is queued and report what is left, like flush(0). (The plain client aborts here.)
-            self._callbacks.serve(0)
+        if self._nested():
+            # Called from a callback that this thread's poll()/flush() is running: the reports still to come are
+            # delivered by that enclosing call after the callback returns, so waiting here could never end.
+            # Report what is left, like flush(0). (The plain client aborts the process here.)
             return len(self)
         while True:
             self._raise_driver_error()

@@ -187,3 +187,32 @@ class TestConcurrentWriters:
         q = CallbackQueue()
         q.put_report(None, "msg")
         assert len(q) == 0 and q.serve(0) == 0
+
+
+class TestReentrantServe:
+    def test_a_callback_that_serves_again_neither_deadlocks_nor_recurses(self) -> None:
+        """A queued callback calling serve() (the app's poll/flush from a callback) returns 0 at once; the outer
+        serve runs the rest, in order."""
+        q = CallbackQueue()
+        ran: list[object] = []
+        nested: list[int] = []
+
+        def reenter(tag: object) -> None:
+            ran.append(tag)
+            nested.append(q.serve(0))
+
+        for i in range(2000):
+            q.put(reenter, i)
+        worker = threading.Thread(target=q.serve, args=(0,))
+        worker.start()
+        worker.join(30)
+        assert not worker.is_alive()
+        assert ran == list(range(2000)) and set(nested) == {0} and len(q) == 0
+
+    def test_another_thread_still_serves_while_one_is_serving(self) -> None:
+        """serving_here() is per thread: a second thread's serve() is not treated as nested."""
+        q = CallbackQueue()
+        seen: list[bool] = []
+        q.put(lambda: seen.append(q.serving_here()))
+        q.serve(0)
+        assert seen == [True] and not q.serving_here()
