@@ -431,7 +431,9 @@ class NestingInner(FakeInner):
 def _isolated(code: str) -> subprocess.CompletedProcess[str]:
     """Run ``code`` in a fresh interpreter (a crash must fail the test, not the test run); the debug allocator
     poisons freed memory so a use-after-free shows."""
-    env = {**os.environ, "PYTHONMALLOC": "debug", "PYTHONPATH": str(Path(__file__).parent)}
+    # under the sanitizer step (PYTHONMALLOC=malloc, PYTHONPATH naming the sanitized build) those stay as set
+    path = os.pathsep.join(p for p in (str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")) if p)
+    env = {"PYTHONMALLOC": "debug", **os.environ, "PYTHONPATH": path}
     return subprocess.run(
         [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120, env=env
     )
