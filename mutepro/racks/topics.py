@@ -39,10 +39,12 @@ def create_rack_aware_topic(
     rng: random.Random | None = None,
     timeout_s: float = 30.0,
     wait: bool = True,
+    assignment: Assignment | None = None,
 ) -> Assignment:
     """Create ``name`` with replicas placed by :func:`~mutepro.racks.placement.assign_replicas_to_brokers`.
 
-    ``brokers`` defaults to the live cluster's racks. Returns the assignment used (partition → replicas)
+    ``brokers`` defaults to the live cluster's racks. A precomputed ``assignment`` (e.g. from
+    :func:`~mutepro.racks.striped.striped_placement`) is created as given instead. Returns the assignment used (partition → replicas)
     once every partition has a leader (unless ``wait=False``).
     Raises :class:`~mutepro.racks.placement.PlacementError` for impossible placements (before touching the
     cluster) and :class:`~mutepro.errors.ClusterError` when the broker rejects the topic.
@@ -50,8 +52,9 @@ def create_rack_aware_topic(
     from confluent_kafka import KafkaException
     from confluent_kafka.admin import NewTopic
 
-    racks = dict(brokers) if brokers is not None else cluster_racks(admin, timeout_s=timeout_s)
-    assignment = assign_replicas_to_brokers(racks, partitions, replication_factor, fixed_start_index, rng=rng)
+    if assignment is None:
+        racks = dict(brokers) if brokers is not None else cluster_racks(admin, timeout_s=timeout_s)
+        assignment = assign_replicas_to_brokers(racks, partitions, replication_factor, fixed_start_index, rng=rng)
     # confluent-kafka 2.16.1 rejects replica_assignment unless num_partitions matches it (-1 is refused).
     new_topic = NewTopic(
         name,
