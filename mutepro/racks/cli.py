@@ -7,6 +7,7 @@ Every command prints a table, or JSON with ``--json``. ``plan`` (the KIP-881 ass
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -48,7 +49,8 @@ def _require_bootstrap(bootstrap: str | None) -> str:
 def _admin(bootstrap: str) -> Any:
     from confluent_kafka.admin import AdminClient
 
-    return AdminClient({"bootstrap.servers": bootstrap})
+    # librdkafka logs through a logger that stays silent unless the application configures logging
+    return AdminClient({"bootstrap.servers": bootstrap, "logger": logging.getLogger("mutepro.racks.kafka")})
 
 
 def _parse_brokers(spec: str) -> dict[int, str | None]:
@@ -296,9 +298,12 @@ def reassign_command(
 ) -> None:
     """Plan the fewest replica moves that fix rack placement and leader skew (and optionally apply them)."""
     from mutepro.racks.audit import snapshot_cluster
-    from mutepro.racks.reassign import apply_plan, plan_reassignment, write_reassignment_json
+    from mutepro.racks.reassign import apply_plan, check_writable, plan_reassignment, write_reassignment_json
 
     bootstrap = _require_bootstrap(bootstrap_servers)
+    for path, what in ((output, "--output"), (rollback, "--rollback")):
+        if path is not None:
+            check_writable(path, what)
     admin = _admin(bootstrap)
     snapshot = snapshot_cluster(admin, list(topics) or None)
     plan = plan_reassignment(snapshot, fix_leaders=not no_leaders)
@@ -386,11 +391,16 @@ def locality_command(
 ) -> None:
     """Consume briefly with client.rack and report, per partition, whether fetches stay in the rack."""
     from mutepro.racks.follower import measure_locality, resolve_client_rack
-    from mutepro.racks.topics import cluster_racks
+    from mutepro.racks.topics import cluster_racks, missing_topics
 
     bootstrap = _require_bootstrap(bootstrap_servers)
     rack = resolve_client_rack(client_rack).rack
-    broker_racks = cluster_racks(_admin(bootstrap))
+    admin = _admin(bootstrap)
+    broker_racks = cluster_racks(admin)
+    absent = missing_topics(admin, topics)
+    if absent:
+        # consuming a topic that does not exist reads nothing and would report "0/0 in-rack" as success
+        raise ConfigError(f"--topic: {absent} do(es) not exist in the cluster; create the topic or fix the name")
     report = measure_locality(bootstrap, list(topics), broker_racks, rack, duration_s=duration, group_id=group_id)
     if as_json:
         _emit_json(report.to_dict())

@@ -16,11 +16,11 @@ from rich.table import Table
 
 from mutepro.errors import MuteproError
 from mutepro.racks.assign.planner import ASSIGNORS, PROTOCOLS, PlanResult, load_scenario, scenario_from_cluster
+from mutepro.racks.assign.planner import plan as run_plan
 from mutepro.racks.assign.server import SERVER_ASSIGNORS
 
 #: The classic assignor a consumer-protocol plan is compared with: the same name, or the sticky one for uniform.
 _CLASSIC_COUNTERPART = {"range": "range", "uniform": "cooperative-sticky"}
-from mutepro.racks.assign.planner import plan as run_plan
 
 
 def _render(result: PlanResult, console: Console) -> None:

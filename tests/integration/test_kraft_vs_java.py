@@ -14,8 +14,8 @@ import pytest
 
 from mutepro.racks.assign.server import GroupMember, GroupState, GroupTopic, JavaUuid, server_assign
 from mutepro.racks.java.kraft import KraftOutcome, PlacementStep, group_case, placement_case, run_kraft
-from mutepro.racks.placement import PlacementError
 from mutepro.racks.javarandom import JavaRandom
+from mutepro.racks.placement import PlacementError
 from mutepro.racks.striped import StripedReplicaPlacer, UsableBroker
 
 pytestmark = pytest.mark.integration
@@ -80,9 +80,9 @@ def random_group(rng: random.Random) -> GroupState:
     members = []
     used_ids: set[str] = set()
     for _ in range(n_members):
-        member_id = rng.choice(
-            [f"consumer-{rng.randrange(100)}", "".join(rng.choices("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef0123456789_-", k=22))]
-        )
+        # short readable ids, or ids shaped like the 22-character base64 ones clients generate
+        random_id = "".join(rng.choices("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef0123456789_-", k=22))
+        member_id = rng.choice([f"consumer-{rng.randrange(100)}", random_id])
         if member_id in used_ids:
             continue
         used_ids.add(member_id)

@@ -16,7 +16,7 @@ class TestPlacementCommand:
         result = CliRunner().invoke(
             racks,
             ["placement", "--algorithm", "kip36", "--brokers", "0:r1,1:r3,2:r3,3:r2,4:r2,5:r1", "-p", "7", "-r", "3",
-             "--json"],  # fmt: skip
+             "--json"],
         )
         assert result.exit_code == 0, result.output
         doc = json.loads(result.output)

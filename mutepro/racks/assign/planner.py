@@ -17,6 +17,7 @@ spec such as ``c0@rack-a,c1@rack-b`` (all subscribing to the given topics).
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,7 +103,8 @@ def plan(scenario: Scenario, assignor: str = "range", protocol: str = "classic")
     if protocol == "consumer":
         if assignor not in SERVER_ASSIGNORS:
             raise ConfigError(
-                f"assignor {assignor!r} does not exist in the consumer protocol; use one of {', '.join(SERVER_ASSIGNORS)}"
+                f"assignor {assignor!r} does not exist in the consumer protocol; "
+                f"use one of {', '.join(SERVER_ASSIGNORS)}"
             )
         assignment = consumer_protocol_assignment(scenario, assignor)
         label = f"{assignor} (consumer protocol, Kafka {SERVER_KAFKA_VERSION} coordinator)"
@@ -261,7 +263,8 @@ def scenario_from_dict(data: Mapping[str, Any]) -> Scenario:
             offset += len(topics[name])
             if offset > MAX_PARTITIONS:
                 raise ConfigError(
-                    f"topics: {offset} partitions in all (so far, at topics.{name}); at most {MAX_PARTITIONS} are planned"
+                    f"topics: {offset} partitions in all (so far, at topics.{name}); "
+                    f"at most {MAX_PARTITIONS} are planned"
                 )
             if "bytes_per_partition" in spec:
                 size = _int_field(spec["bytes_per_partition"], f"topics.{name}.bytes_per_partition", minimum=0)
@@ -310,7 +313,9 @@ def load_scenario(path: str | Path) -> Scenario:
             raise ConfigError(f"{path}: {size} bytes; a scenario file is at most {MAX_SCENARIO_BYTES} bytes")
         text = file.read_text(encoding="utf-8")
     except UnicodeDecodeError as err:
-        raise ConfigError(f"{path}: not a text file (not UTF-8 at byte {err.start}); give a YAML or JSON scenario") from err
+        raise ConfigError(
+            f"{path}: not a text file (not UTF-8 at byte {err.start}); give a YAML or JSON scenario"
+        ) from err
     except OSError as err:
         raise ConfigError(f"{path}: cannot be read: {err.strerror or err}") from err
     if "\x00" in text:
@@ -369,7 +374,8 @@ def cluster_from_admin(admin: Any, topics: Sequence[str], timeout_s: float = _AD
                     brokers.setdefault(b, None)
     except KafkaException as err:
         raise ClusterError(
-            f"could not describe the cluster/topics {list(topics)}: {err}",
+            f"could not describe the cluster/topics {list(topics)}: {err}; check --bootstrap-servers "
+            "(host:port reachable, a broker running) and that the topics exist",
             kafka_error=err.args[0] if err.args else None,
         ) from err
     except TimeoutError as err:  # concurrent.futures' timeout: the cluster did not answer at all
@@ -391,5 +397,7 @@ def scenario_from_cluster(
     from confluent_kafka.admin import AdminClient
 
     members = parse_members(members_spec, topics)  # bad input is refused before connecting
-    admin = AdminClient({"bootstrap.servers": bootstrap_servers, **(extra_config or {})})
+    # librdkafka's own log lines (a refused connection every 50 ms) go to a logger, silent unless configured
+    config = {"bootstrap.servers": bootstrap_servers, "logger": logging.getLogger("mutepro.racks.kafka")}
+    admin = AdminClient({**config, **(extra_config or {})})
     return Scenario(members, cluster_from_admin(admin, topics, timeout_s))

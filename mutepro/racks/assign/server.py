@@ -181,10 +181,7 @@ def uniform_assign(group: GroupState) -> GroupAssignment:
     _check_current(group)
     if not group.members:
         return {}
-    if group.homogeneous():
-        result = _uniform_homogeneous(group)
-    else:
-        result = _UniformHeterogeneous(group).build()
+    result = _uniform_homogeneous(group) if group.homogeneous() else _UniformHeterogeneous(group).build()
     names = _names(group)
     return {
         m.member_id: {names[t]: set(ps) for t, ps in result.get(m.member_id, {}).items() if ps}
