@@ -91,3 +91,34 @@ class TestRange:
         """Only uniform and range exist server-side."""
         with pytest.raises(ConfigError, match="uniform, range"):
             server_assign(_group(GroupMember("m", BOTH)), "cooperative-sticky")
+
+
+class TestReadmeFigures:
+    """The README's table: 3 consumers on rack-a/b/c, 12 partitions of 1 MB/s striped over one broker per rack."""
+
+    @staticmethod
+    def _figures(rf: int, protocol: str, assignor: str) -> tuple[int, int, int]:
+        from mutepro.racks.assign.planner import plan, scenario_from_dict
+
+        scenario = scenario_from_dict({
+            "brokers": {1: "rack-a", 2: "rack-b", 3: "rack-c"},
+            "topics": {"orders": {"partitions": 12, "replication_factor": rf, "bytes_per_partition": 1_000_000}},
+            "members": [{"id": "c0", "rack": "rack-a"}, {"id": "c1", "rack": "rack-b"}, {"id": "c2", "rack": "rack-c"}],
+        })  # fmt: skip
+        f = plan(scenario, assignor, protocol).target_figures
+        return f.mismatched, f.cross_rack_bytes, f.leader_cross_rack
+
+    @pytest.mark.parametrize(
+        ("rf", "protocol", "assignor", "expected"),
+        [
+            (1, "classic", "range", (0, 0, 0)), (1, "classic", "cooperative-sticky", (0, 0, 0)),
+            (1, "consumer", "range", (6, 6_000_000, 6)), (1, "consumer", "uniform", (6, 6_000_000, 6)),
+            (2, "classic", "range", (1, 1_000_000, 5)), (2, "classic", "cooperative-sticky", (0, 0, 0)),
+            (2, "consumer", "range", (3, 3_000_000, 6)), (2, "consumer", "uniform", (3, 3_000_000, 6)),
+            (3, "classic", "range", (0, 0, 6)), (3, "classic", "cooperative-sticky", (0, 0, 0)),
+            (3, "consumer", "range", (0, 0, 6)), (3, "consumer", "uniform", (0, 0, 6)),
+        ],
+    )  # fmt: skip
+    def test_table(self, rf: int, protocol: str, assignor: str, expected: tuple[int, int, int]) -> None:
+        """Cross-rack partitions, bytes and leaders-on-another-rack as the README's table states them."""
+        assert self._figures(rf, protocol, assignor) == expected

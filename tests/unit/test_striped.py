@@ -66,3 +66,19 @@ class TestErrors:
         """Impossible placements fail with Java's message."""
         with pytest.raises(PlacementError, match=message):
             striped_placement({1: "a", 2: "b", 3: "c"}, 3, rf, seed=1, fenced=fenced)
+
+
+class TestReadmeFigures:
+    def test_rf1_leaders_uneven_for_77_percent_of_seeds(self) -> None:
+        """RF 1, 9 partitions, 3 one-broker racks: leaders per rack uneven for 2,320 of seeds 0..2999 (77%)."""
+        brokers = {1: "rack-a", 2: "rack-b", 3: "rack-c"}
+        uneven = sum(
+            check_placement(striped_placement(brokers, 9, 1, seed=s), brokers).rack_leader_skew > 0 for s in range(3000)
+        )
+        assert uneven == 2320
+
+    def test_nine_brokers_leader_skew(self) -> None:
+        """9 brokers in 3 racks, 30 partitions RF 3: broker leader skew 5..10 for 989 of seeds 0..999."""
+        brokers = {b: "abc"[b % 3] for b in range(9)}
+        skews = [check_placement(striped_placement(brokers, 30, 3, seed=s), brokers).leader_skew for s in range(1000)]
+        assert sum(5 <= k <= 10 for k in skews) == 989 and max(skews) == 10
