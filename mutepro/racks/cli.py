@@ -283,6 +283,18 @@ def placement_command(
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the reassignment JSON.")
 @click.option("--rollback", type=click.Path(dir_okay=False, path_type=Path), help="Write the current assignment JSON.")
 @click.option("--no-leaders", is_flag=True, help="Only fix racks; leave preferred leaders as they are.")
+@click.option(
+    "--generate",
+    "like_kafka",
+    is_flag=True,
+    help="Propose what kafka-reassign-partitions --generate (Kafka 4.x, striped placer) would instead of the "
+    "fewest moves; both replica-move counts are shown.",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(-(2**63), 2**63 - 1),
+    help="With --generate: the placer's java.util.Random seed (default: drawn and printed).",
+)
 @click.option("--apply", "do_apply", is_flag=True, help="Execute with Kafka's reassign tool and wait.")
 @click.option("--timeout", default=300.0, show_default=True, help="Seconds to wait for --apply to complete.")
 @_json_option
@@ -292,12 +304,17 @@ def reassign_command(
     output: Path | None,
     rollback: Path | None,
     no_leaders: bool,
+    like_kafka: bool,
+    seed: int | None,
     do_apply: bool,
     timeout: float,
     as_json: bool,
 ) -> None:
     """Plan the fewest replica moves that fix rack placement and leader skew (and optionally apply them)."""
+    import random
+
     from mutepro.racks.audit import snapshot_cluster
+    from mutepro.racks.generate import generate_plan
     from mutepro.racks.reassign import apply_plan, check_writable, plan_reassignment, write_reassignment_json
 
     bootstrap = _require_bootstrap(bootstrap_servers)
@@ -305,8 +322,14 @@ def reassign_command(
         if path is not None:
             check_writable(path, what)
     admin = _admin(bootstrap)
+    if seed is not None and not like_kafka:
+        raise click.UsageError("--seed applies to --generate only")
     snapshot = snapshot_cluster(admin, list(topics) or None)
-    plan = plan_reassignment(snapshot, fix_leaders=not no_leaders)
+    minimal = plan_reassignment(snapshot, fix_leaders=not no_leaders)
+    plan = minimal
+    if like_kafka:
+        seed = random.SystemRandom().randrange(-(2**63), 2**63) if seed is None else seed
+        plan = generate_plan(snapshot, list(topics) or None, seed=seed)
     if output:
         write_reassignment_json(plan, output)
     if rollback:
@@ -314,6 +337,9 @@ def reassign_command(
     applied = apply_plan(plan, admin, bootstrap, timeout_s=timeout) if do_apply and not plan.empty else None
     if as_json:
         doc = plan.to_dict()
+        doc["algorithm"] = "kafka-generate" if like_kafka else "fewest-moves"
+        doc["seed"] = seed
+        doc["fewest_moves_replica_moves"] = minimal.replica_moves
         doc["applied"] = None if applied is None else {
             "partitions": [f"{t}-{p}" for t, p in applied.partitions],
             "elected": [f"{t}-{p}" for t, p in applied.elected],
@@ -321,6 +347,9 @@ def reassign_command(
         _emit_json(doc)
         return
     console = _console()
+    if like_kafka:
+        console.print(f"kafka-reassign-partitions --generate with seed {seed}: {plan.replica_moves} replica move(s); "
+                      f"the fewest-moves plan needs {minimal.replica_moves}")  # fmt: skip
     if plan.empty:
         console.print("[green]nothing to move: placement and leaders are already rack-balanced[/green]")
         return

@@ -29,6 +29,7 @@ from confluent_kafka.admin import AdminClient
 from mutepro.errors import ConfigError
 from mutepro.racks.cli import racks
 from mutepro.racks.cli_plan import plan as plan_command
+from mutepro.racks.generate import generate_assignment, tool_brokers
 from mutepro.racks.placement import check_placement
 from mutepro.racks.striped import reachable_placements
 
@@ -94,6 +95,25 @@ class TestStripedPlacementLive:
             admin.delete_topics([topic])[topic].result(timeout=15)
 
 
+class TestReassignGenerateLive:
+    def test_generate_matches_kafkas_placer_for_the_seed(
+        self, kafka_cluster: Any, topic_factory: Any, admin: AdminClient
+    ) -> None:
+        """`racks reassign --generate --seed 5` proposes the striped placement Kafka's tool draws for that seed."""
+        topic = topic_factory(partitions=6, replication_factor=2)
+        current = {topic: dict(enumerate(_replicas(admin, topic)))}
+        bootstrap = kafka_cluster.bootstrap_servers
+        result = CliRunner().invoke(
+            racks, ["reassign", "-b", bootstrap, "-t", topic, "--generate", "--seed", "5", "--json"]
+        )
+        assert result.exit_code == 0, result.output
+        doc = json.loads(result.output)
+        expected = generate_assignment(current, tool_brokers(dict(sorted(kafka_cluster.racks.items()))), 5)[topic]
+        proposed = {m["partition"]: tuple(m["proposed"]) for m in doc["moves"]}
+        assert {p: proposed.get(p, current[topic][p]) for p in range(6)} == expected
+        assert doc["algorithm"] == "kafka-generate" and doc["fewest_moves_replica_moves"] == 0
+
+
 class TestLocalityBadTopic:
     def test_missing_topic_is_an_error(self, kafka_cluster: Any) -> None:
         """`racks locality -t does-not-exist` fails naming the topic instead of reporting 0/0 in-rack."""
@@ -115,9 +135,23 @@ def _poll_until(consumers: list[Consumer], done: Callable[[], bool], timeout_s: 
     return done()
 
 
-def _group_state(admin: AdminClient, group: str) -> dict[str, list[str]]:
-    """member id -> its target assignment (as 'topic-p'), from DescribeConsumerGroups."""
-    description = admin.describe_consumer_groups([group])[group].result(timeout=15)
+_RETRIABLE = {"COORDINATOR_LOAD_IN_PROGRESS", "COORDINATOR_NOT_AVAILABLE", "NOT_COORDINATOR"}
+
+
+def _group_state(admin: AdminClient, group: str, timeout_s: float = 15.0) -> dict[str, list[str]]:
+    """member id -> its target assignment (as 'topic-p'), from DescribeConsumerGroups.
+
+    Retried while the coordinator is still loading its partition of __consumer_offsets (a fresh cluster).
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            description = admin.describe_consumer_groups([group])[group].result(timeout=15)
+            break
+        except KafkaException as err:
+            if err.args[0].name() not in _RETRIABLE or time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)  # the coordinator announces no "loaded" event to clients
     state = {}
     for m in description.members:
         assignment = m.target_assignment or m.assignment
