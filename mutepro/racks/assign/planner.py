@@ -5,7 +5,8 @@ Scenario file (YAML or JSON)::
     brokers: {1: rack-a, 2: rack-b, 3: rack-c}      # or [{id: 1, rack: rack-a}, ...]; rack may be null
     topics:
       orders: {replicas: [[1], [2], [3]]}          # replica broker ids per partition, leader first
-      clicks: {partitions: 6, replication_factor: 2, bytes_per_partition: 1048576}  # striped placement
+      clicks: {partitions: 6, replication_factor: 2, bytes_per_partition: 1048576}  # replica j of p on broker p+j
+      events: {replicas: [[1, 2]], id: AAAAAAAAAAEAAAAAAAAAAg}   # the real topic id, for --protocol consumer
     partition_bytes: {orders-0: 5000}              # optional per-partition estimates
     members:
       - {id: c0, topics: [orders], rack: rack-a, owned: [orders-0], generation: 3, group_instance_id: i0}

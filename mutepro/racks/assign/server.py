@@ -16,6 +16,11 @@ few of their choices follow those collections' iteration order, so the port repr
   (``Uuid.hashCode`` is the xor of its four 32-bit words), and keeps the first ``quota`` of a member's
   current partitions in ``HashSet<Integer>`` order when it must revoke some.
 
+For a live group the members go in in join order; the coordinator's own order can differ from the port's only
+when two member ids share a ``HashMap`` bucket. Member ids are drawn by the clients (22-character base64
+uuids), so a plan with made-up ids shows a typical assignment and its cost, and one with the real ids and the
+current assignment shows the exact one.
+
 Inputs: :class:`GroupTopic` (name, id, partition count) and :class:`GroupMember` (member id, subscribed
 topic names as sent, ``group.instance.id``, current target assignment). Output: member id -> topic ->
 partitions. Example (3 members, one topic of 6 partitions, no current assignment): uniform gives every
