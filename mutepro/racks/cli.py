@@ -222,7 +222,7 @@ def placement_command(
     if algorithm == "striped":
         if seed is None:
             seed = random.SystemRandom().randrange(-(2**63), 2**63)
-        # the controller lists brokers from its registration map; sorted ids stand in for that order
+        # the controller walks its HashMap<Integer, ...> of brokers, which yields small ids in ascending order
         ordered = {b: brokers[b] for b in sorted(brokers)}
         assignment = striped_placement(ordered, partitions, replication_factor, seed=seed, fenced=fenced)
         title = f"striped (KRaft, Kafka {KAFKA_VERSION}), seed {seed}"
