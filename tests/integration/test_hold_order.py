@@ -8,11 +8,10 @@ from collections import defaultdict
 from typing import Any
 
 import pytest
+from _helpers import BackgroundLoad, Ledger, consume_all, wait_for
 
 from mutepro import MuteProducer
 from mutepro.cluster.launcher import LocalCluster
-
-from _helpers import BackgroundLoad, Ledger, consume_all, wait_for
 
 
 @pytest.fixture(params=["c", "python"], ids=["c-fastpath", "pure-python"])
