@@ -193,6 +193,11 @@ class MuteProducer:
             )
         self._policy = _coerce_policy(policy)
         self._clock = clock
+        if not 0.001 <= tick_interval_s <= 10:
+            raise ConfigError(
+                f"tick_interval_s: {tick_interval_s!r} is outside 0.001-10 s; the driver judges partitions once per "
+                "tick (default 0.05)"
+            )
         self._tick_s = tick_interval_s
         self.name = name or f"mutepro-{next(_ids)}"
 
@@ -201,6 +206,7 @@ class MuteProducer:
         self._user_error_cb = conf.pop("error_cb", None)
         self._user_stats_cb = conf.pop("stats_cb", None)
         self._user_throttle_cb = conf.pop("throttle_cb", None)
+        _check_callbacks(config, kwargs)
         self._only_errors = str(conf.pop("delivery.report.only.error", "false")).lower() in ("true", "1")
         if "statistics.interval.ms" not in conf:
             conf["statistics.interval.ms"] = 1000  # broker-level detection reads librdkafka's statistics
@@ -443,7 +449,9 @@ class MuteProducer:
             # partitions the message exactly as the plain client would.
             self._wanted_topics.add(topic)
         try:
-            if partition is not None and partition >= 0:
+            if partition is not None and partition != -1:
+                # as given, also when negative: librdkafka answers with the plain client's error (-1 alone means
+                # "choose for me")
                 self._dispatch(topic, value, key, headers, timestamp, cb, partition, EXPLICIT)
             elif snap is None:
                 self._dispatch(topic, value, key, headers, timestamp, cb, UNASSIGNED, UNCOUNTED)
@@ -1335,6 +1343,16 @@ def _in_enqueue_order(
         keyed.append((last, i, (cb, kind, msg)))
     keyed.sort(key=lambda item: (item[0], item[1]))
     return [item[2] for item in keyed]
+
+
+def _check_callbacks(config: Mapping[str, Any], kwargs: Mapping[str, Any]) -> None:
+    """A callback in the config that is not callable fails at construction, with the real client's own error
+    (mutepro takes those keys out of the dict it hands on, so librdkafka would never see them)."""
+    for key in ("on_delivery", "callback", "error_cb", "stats_cb", "throttle_cb"):
+        value = kwargs.get(key, config.get(key))
+        if value is not None and not callable(value):
+            confluent_kafka.Producer({key: value})  # raises the plain client's TypeError / KafkaException
+            raise TypeError(f"{key}: expected a callable, got {type(value).__name__}")
 
 
 def _with_header(headers: Any, name: str, value: bytes) -> Any:
