@@ -3,6 +3,7 @@ default policy otherwise, the application polling on its own thread while anothe
 
 from __future__ import annotations
 
+import itertools
 import threading
 from collections import defaultdict
 from typing import Any
@@ -56,7 +57,7 @@ def test_hold_keeps_per_key_order_through_a_stall(
     for msg in records:
         _mid, key, seq = msg.value().decode().split("|")
         seen[key].append(int(seq))
-    inversions = {k: sum(1 for a, b in zip(s, s[1:], strict=False) if b < a) for k, s in seen.items()}
+    inversions = {k: sum(1 for a, b in itertools.pairwise(s) if b < a) for k, s in seen.items()}
     print(f"hold order: {len(records)} records, inversions {sum(inversions.values())}, "
           f"mutes {producer.counters.mutes}, held {producer.counters.held}, rescued {producer.counters.rescued}")
     assert sum(inversions.values()) == 0, {k: v for k, v in inversions.items() if v}

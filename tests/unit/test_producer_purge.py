@@ -65,4 +65,6 @@ def test_negative_partition_gets_the_plain_clients_outcome(accelerate: bool) -> 
             (err.code() if err else None, msg.partition())))
         assert producer.flush(10) == 0
         outcomes.append(got)
+        if isinstance(producer, MuteProducer):
+            producer.close()
     assert outcomes[0] == outcomes[1] and outcomes[0][0][0] is not None
