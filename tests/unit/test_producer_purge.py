@@ -61,7 +61,7 @@ def test_negative_partition_gets_the_plain_clients_outcome(accelerate: bool) -> 
     outcomes = []
     for producer in (Producer(conf), MuteProducer(conf, accelerate=accelerate and None)):
         got: list[Any] = []
-        producer.produce("orders", value=b"v", partition=-2, on_delivery=lambda err, msg: got.append(
+        producer.produce("orders", value=b"v", partition=-2, on_delivery=lambda err, msg, got=got: got.append(
             (err.code() if err else None, msg.partition())))
         assert producer.flush(10) == 0
         outcomes.append(got)
