@@ -277,6 +277,15 @@ class MuteProducer:
         self._no_rescue = threading.Event()  # cleared while a rescue keeps other threads out of librdkafka's poll
         self._no_rescue.set()
         self._wanted_topics: set[str] = set()
+        # Topics with messages left to librdkafka's partitioner (sent before their metadata was known) and no
+        # report yet showing librdkafka placed them. Their messages wait in librdkafka's unassigned queue until
+        # ITS metadata arrives; a message sent meanwhile with an explicit partition (ours) could reach the
+        # partition's queue first and be written before older ones of the same key (seen: a key's sequences
+        # 35-40 written after 41-42, at start). librdkafka places the whole unassigned queue at once, so the first
+        # report of such a message with a partition shows the way is clear: only then is the topic routed here.
+        self._unassigned_topics: set[str] = set()
+        # ... and those librdkafka has placed since: it knows them, so it places later unassigned sends at once
+        self._placed_topics: set[str] = set()
         # keyed reroutes since the last tick, (topic, home) -> {target: count}: one event per tick, not per message
         self._reroutes: dict[tuple[str, int], dict[int, int]] = {}
         self._weights_at = 0.0
@@ -454,6 +463,8 @@ class MuteProducer:
                 # "choose for me")
                 self._dispatch(topic, value, key, headers, timestamp, cb, partition, EXPLICIT)
             elif snap is None:
+                if topic not in self._placed_topics:
+                    self._unassigned_topics.add(topic)
                 self._dispatch(topic, value, key, headers, timestamp, cb, UNASSIGNED, UNCOUNTED)
             else:
                 self._route(topic, value, key, headers, timestamp, cb, snap)
@@ -904,6 +915,9 @@ class MuteProducer:
         self._totals.reported_total += 1
         tally = None
         p = -1
+        if kind & UNCOUNTED and self._unassigned_topics and (msg.partition() or 0) >= 0:
+            self._placed_topics.add(msg.topic())  # type: ignore[arg-type]
+            self._unassigned_topics.discard(msg.topic())  # type: ignore[arg-type]
         if not kind & UNCOUNTED:
             tally = tracker.topics.get(msg.topic())  # type: ignore[arg-type]  # a report always has a topic
             p = msg.partition()  # type: ignore[assignment]
@@ -1091,7 +1105,7 @@ class MuteProducer:
 
     def _load_metadata(self, now: float) -> None:
         due = [t for t in self._manager.known_topics() if now - self._topic_checked.get(t, 0.0) > _METADATA_REFRESH_S]
-        wanted = list(self._wanted_topics)
+        wanted = [t for t in self._wanted_topics if t not in self._unassigned_topics]  # see _unassigned_topics
         for topic in {*wanted, *due}:
             self._topic_checked[topic] = now
             try:

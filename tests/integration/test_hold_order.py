@@ -54,12 +54,19 @@ def test_hold_keeps_per_key_order_through_a_stall(
     assert ledger.failed == {}
     records = consume_all(kafka_cluster.bootstrap_servers, topic, len(load.sent))
     seen: dict[str, list[int]] = defaultdict(list)
+    where: dict[str, list[tuple[int, int, int, Any]]] = defaultdict(list)
     for msg in records:
         _mid, key, seq = msg.value().decode().split("|")
         seen[key].append(int(seq))
+        where[key].append((int(seq), msg.partition(), msg.offset(), msg.headers()))
+    for key, items in where.items():
+        for a, b in itertools.pairwise(items):
+            if b[0] < a[0]:
+                print(f"inversion {key}: {a[:3]} then {b[:3]} headers {a[3]} / {b[3]}")
+                break
     inversions = {k: sum(1 for a, b in itertools.pairwise(s) if b < a) for k, s in seen.items()}
     print(f"hold order: {len(records)} records, inversions {sum(inversions.values())}, "
-          f"mutes {producer.counters.mutes}, held {producer.counters.held}, rescued {producer.counters.rescued}")
+          f"counters {producer.counters.as_dict()}")
     assert sum(inversions.values()) == 0, {k: v for k, v in inversions.items() if v}
     for key in keys:
         assert sorted(seen[key.decode()]) == list(range(load.sequence[key])), f"{key!r}: incomplete or duplicated"
