@@ -79,6 +79,12 @@ class Source:
     data: dict[str, Any]
     marks: dict[KeyPath, Mark] = field(default_factory=dict)
     quoted: set[KeyPath] = field(default_factory=set)
+    #: Paths whose value took text from the environment -> the text as written (``${DB_PASSWORD}``).
+    from_env: dict[KeyPath, str] = field(default_factory=dict)
+
+    def shown(self, path: KeyPath, value: Any) -> Any:
+        """``value`` at ``path`` as an error message may show it: redacted, and as written if from ``${...}``."""
+        return self.from_env[path] if path in self.from_env else redact_value(path, value)
 
     def mark_of(self, path: KeyPath) -> Mark:
         """The mark of ``path``, or of its nearest written ancestor (a missing key is shown at its parent)."""
@@ -93,7 +99,7 @@ class Source:
         mark = self.mark_of(path)
         if found is None:
             exists, value = get_path(self.data, path)
-            found = describe(redact_value(path, value)) if exists else "nothing"
+            found = describe(self.shown(path, value)) if exists else "nothing"
         return PolicyIssue(mark.file, mark.line, mark.column, format_path(path), expected, found, message)
 
 
