@@ -65,6 +65,11 @@ class Policy:
         return self._document.logging
 
     @property
+    def logging_written(self) -> bool:
+        """True if a source wrote a ``logging:`` section (rather than the schema filling in its defaults)."""
+        return "logging" in self._document.model_fields_set
+
+    @property
     def metrics(self) -> MetricsConfig:
         return self._document.metrics
 
