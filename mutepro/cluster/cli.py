@@ -161,8 +161,8 @@ def restart(node: str, name: str, timeout: float) -> None:
     "--period",
     default=1.0,
     show_default=True,
-    type=click.FloatRange(0.01, 3600),
-    help="Period in seconds (0.01 to 3600).",
+    type=click.FloatRange(0.01, 60),
+    help="Period in seconds (0.01 to 60).",
 )
 @click.option(
     "--duration",
