@@ -334,7 +334,7 @@ class MuteBreaker:
         try:
             storage = self._store.storage_for(name)
         except StoreError as err:
-            log.warning("breaker store unavailable, keeping state locally", breaker=name, error=str(err))
+            _store_warning("breaker store unavailable, keeping state locally", name, err)
             storage = pybreaker.CircuitMemoryStorage(pybreaker.STATE_CLOSED)
         self._cb = pybreaker.CircuitBreaker(name=name, state_storage=storage, listeners=list(listeners))
 

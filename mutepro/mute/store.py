@@ -225,7 +225,8 @@ class RedisStore:
                 except self._redis_errors as err:
                     self._outage.failed("create pybreaker storage", err)
                     raise StoreError(
-                        f"cannot reach Redis at {self.shown_url} for breaker {name!r}: {self._outage.redacted(err)}"
+                        f"cannot reach Redis at {self.shown_url} for breaker {name!r}: {self._outage.redacted(err)}",
+                        reported=True,
                     ) from None
                 self._storages[name] = storage
             return storage
