@@ -35,6 +35,8 @@ def test_short_soak_passes(tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "soak.py"), "--short", "--seed", seed, "--json", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=560,
+        # this checkout's mutepro, not whichever one is installed (a script's sys.path starts at its directory)
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))},
     )
     print(result.stdout[-6000:])
     assert out.exists(), result.stderr[-3000:]
