@@ -127,10 +127,10 @@ class Injector(threading.Thread):
         self.timeline: list[tuple[float, float, str]] = []  # (start, end, description) as it happened
         self.errors: list[str] = []
         self.leader_moves = 0
-        self._stop = threading.Event()
+        self._halt = threading.Event()  # not _stop: threading.Thread has a method of that name
 
     def stop(self) -> None:
-        self._stop.set()
+        self._halt.set()
 
     def run(self) -> None:
         redis_track = threading.Thread(
@@ -141,7 +141,7 @@ class Injector(threading.Thread):
         redis_track.join(120)
 
     def _wait_until(self, at: float) -> bool:
-        return not self._stop.wait(max(0.0, self.t0 + at - time.monotonic()))
+        return not self._halt.wait(max(0.0, self.t0 + at - time.monotonic()))
 
     def _track(self, faults: list[Fault]) -> None:
         for fault in faults:
@@ -157,19 +157,19 @@ class Injector(threading.Thread):
     def _apply(self, fault: Fault) -> None:
         if fault.kind == "stall":
             with self.cluster.stalled(fault.target):
-                self._stop.wait(fault.duration)
+                self._halt.wait(fault.duration)
         elif fault.kind == "limp":
             with self.cluster.limping(fault.target, duty=0.7, period_s=1.0, max_duration_s=fault.duration + 10):
-                self._stop.wait(fault.duration)
+                self._halt.wait(fault.duration)
         elif fault.kind == "kill":
             self.cluster.kill(fault.target)
-            self._stop.wait(fault.duration)
+            self._halt.wait(fault.duration)
             self.cluster.restart(fault.target, timeout_s=90)
         elif fault.kind == "leader_move":
             self._preferred_election()
         elif fault.kind == "redis_restart":
             self.redis.stop()
-            self._stop.wait(fault.duration)
+            self._halt.wait(fault.duration)
             self.redis.start()
 
     def _preferred_election(self) -> None:
@@ -285,13 +285,13 @@ def run(settings: Settings, json_out: Path | None) -> int:
     cluster = LocalCluster(ClusterSpec(brokers=3))
     redis = RedisServer(password)
     rss: list[tuple[float, float]] = []
+    workloads: list[Workload] = []
     try:
         cluster.start()
         redis.start()
         admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
         bad_topic = f"soak-{run_id}-small"
         create_topic(admin, bad_topic, partitions=2, replication_factor=3, config={"max.message.bytes": "4096"})
-        workloads: list[Workload] = []
         for policy in POLICIES:
             for acks in ACKS:
                 index = len(workloads)
@@ -382,6 +382,9 @@ def run(settings: Settings, json_out: Path | None) -> int:
         report["rss_quiet_growth_mb"] = round(quiet[-1] - quiet[0], 1) if len(quiet) >= 2 else 0.0
         report["rss_quiet_start_mb"] = round(quiet[0], 1) if quiet else 0.0
     finally:
+        for w in workloads:  # a no-op for the closed ones; an early error must not leave clients behind
+            with contextlib.suppress(Exception):
+                w.producer.close(5)
         os.dup2(saved_stderr, 2)
         os.close(saved_stderr)
         stderr_fh.close()
