@@ -223,7 +223,7 @@ def _worker(
                 w.producer.produce(topic, encode(w.index, 9, bad_seq, 0, BAD_VALUE), on_delivery=on_bad)
             except (KafkaException, BufferError, ValueError) as err:
                 bad_states[bad_seq] = REJECTED
-                ledger.rejections[f"{w.label} bad: {type(err).__name__}: {str(err)[:60]}"] += 1
+                ledger.reject(f"{w.label} bad: {type(err).__name__}: {str(err)[:60]}")
             bad_seq += 1
         key: bytes | None = None
         k = 0
@@ -239,11 +239,11 @@ def _worker(
             except BufferError as err:
                 if attempt == 39:
                     states[seq] = REJECTED
-                    ledger.rejections[f"{w.label}: BufferError {str(err)[:60]}"] += 1
+                    ledger.reject(f"{w.label}: BufferError {str(err)[:60]}")
                 w.producer.poll(0.05)
             except KafkaException as err:
                 states[seq] = REJECTED
-                ledger.rejections[f"{w.label}: {err.args[0].name() if err.args else err}"] += 1
+                ledger.reject(f"{w.label}: {err.args[0].name() if err.args else err}")
                 break
         if keyed:
             key_seq[k] += 1
@@ -304,7 +304,6 @@ def run(settings: Settings, json_out: Path | None) -> int:
                     "linger.ms": 5,
                     "message.timeout.ms": 30_000,
                     "allow.auto.create.topics": False,
-                    "topic.metadata.propagation.max.ms": 2000,
                     "acks": acks,
                 }
                 if acks == "all":
@@ -371,6 +370,7 @@ def run(settings: Settings, json_out: Path | None) -> int:
         report["ledger"] = ledger.summary()
         report["failures"] = dict(ledger.failures.most_common())
         report["rejections"] = dict(ledger.rejections.most_common())
+        report["first_seen_s"] = {reason: round(t - t0, 1) for reason, t in ledger.first_seen.items()}
         report["faults_applied"] = [f"{a:6.1f}-{b:6.1f}s {d}" for a, b, d in injector.timeline]
         report["fault_errors"] = injector.errors
         report["leader_moves"] = injector.leader_moves
@@ -501,11 +501,12 @@ def _render(report: dict[str, Any]) -> str:
             w(f"      e.g. {example}\n")
     w(f"ledger: {report['ledger']}\n")
     w("failed (delivery reports), by reason:\n")
+    seen = report["first_seen_s"]
     for reason, n in report["failures"].items():
-        w(f"  {n:>7}  {reason}\n")
+        w(f"  {n:>7}  {reason}  (first at t+{seen.get(reason, 0):.1f}s)\n")
     w("rejected by produce(), by reason:\n")
     for reason, n in report["rejections"].items():
-        w(f"  {n:>7}  {reason}\n")
+        w(f"  {n:>7}  {reason}  (first at t+{seen.get(reason, 0):.1f}s)\n")
     w(f"mutes: {json.dumps(report['mutes'])}\n")
     w(f"RSS MB over time (s, MB): {report['rss_mb']}\n")
     w(f"log lines: {report['log_lines']}; warnings by event: {report['warnings_by_event']}\n")

@@ -46,6 +46,7 @@ class Ledger:
         self._lock = threading.Lock()
         self.failures: Counter[str] = Counter()  # (producer kind) reason -> count, from delivery callbacks
         self.rejections: Counter[str] = Counter()  # reason -> count, produce() raised
+        self.first_seen: dict[str, float] = {}  # reason -> monotonic time it was first seen
         self.duplicate_callbacks = 0
         self.bad_delivered = 0  # a bad message (oversized / unknown topic) that was acknowledged
 
@@ -76,9 +77,16 @@ class Ledger:
                     self.bad_delivered += 1
             else:
                 states[seq] = FAILED
-                self.failures[f"{label}: {err.name()}"] += 1
+                reason = f"{label}: {err.name()}"
+                self.failures[reason] += 1
+                self.first_seen.setdefault(reason, time.monotonic())
 
         return on_delivery
+
+    def reject(self, reason: str) -> None:
+        """``produce()`` raised for a message, for ``reason``."""
+        self.rejections[reason] += 1
+        self.first_seen.setdefault(reason, time.monotonic())
 
     def summary(self) -> dict[str, int]:
         counts = Counter[int]()
