@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import gc
 import io
 import json
 import os
@@ -385,6 +386,9 @@ def run(settings: Settings, json_out: Path | None) -> int:
         for w in workloads:  # a no-op for the closed ones; an early error must not leave clients behind
             with contextlib.suppress(Exception):
                 w.producer.close(5)
+        # Drop the clients before the brokers go, so their librdkafka handles do not log disconnects to stderr.
+        workloads.clear()
+        gc.collect()
         os.dup2(saved_stderr, 2)
         os.close(saved_stderr)
         stderr_fh.close()
