@@ -179,7 +179,9 @@ class Injector(threading.Thread):
         admin = AdminClient({"bootstrap.servers": self.cluster.bootstrap_servers, "log_level": 0})
         before = _leaders(admin, self.topics)
         partitions = [TopicPartition(t, p) for t in self.topics for p in range(PARTITIONS)]
-        future = admin.elect_leaders(ElectionType.PREFERRED, partitions, request_timeout=15)
+        # No request_timeout/operation_timeout: confluent-kafka 2.16's elect_leaders raises SystemError ("more
+        # argument specifiers than keyword list entries") for either; the result() timeout bounds the wait.
+        future = admin.elect_leaders(ElectionType.PREFERRED, partitions)
         with contextlib.suppress(KafkaException):  # ELECTION_NOT_NEEDED for partitions already in place
             future.result(timeout=20)
         after = _leaders(admin, self.topics)
