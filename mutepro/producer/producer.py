@@ -38,6 +38,7 @@ from confluent_kafka import KafkaError, KafkaException, Message
 from mutepro.detect.errors import counts_against_partition
 from mutepro.detect.stats import StatsParseError, StatsSnapshot, parse_stats
 from mutepro.errors import ConfigError
+from mutepro.logs import apply_policy_logging
 from mutepro.mute.factory import build_detectors
 from mutepro.mute.manager import DetectorFactory, MuteEvent, ProducerMuteManager
 from mutepro.mute.store import BreakerStore, make_store
@@ -192,6 +193,7 @@ class MuteProducer:
                 "MuteProducer(config, policy={...}) or in a YAML policy (MuteProducer.from_policy)"
             )
         self._policy = _coerce_policy(policy)
+        apply_policy_logging(self._policy)  # the policy's logging: section, if it has one (see mutepro.logs)
         self._clock = clock
         if not 0.001 <= tick_interval_s <= 10:
             raise ConfigError(
