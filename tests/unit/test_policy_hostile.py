@@ -3,7 +3,6 @@ with bounded work; loading stays linear in the number of keys; nothing in a file
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
