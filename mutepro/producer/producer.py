@@ -84,7 +84,8 @@ PROBE = 4  # a probe of a half-open partition
 RESCUED = 8  # re-sent by a rescue already: not rescued again after a timeout
 _REPORTER_CACHE = 512
 _DIRECT_WAIT_S = 0.2  # a blocking poll() waits in librdkafka this long at a time (then checks the queue again)
-_RESCUE_QUIET_S = 1.0  # a rescue waits at most this long for other threads to leave librdkafka's poll
+_RESCUE_QUIET_S = 1.0
+_RESCUE_DRAIN_S = 0.005  # a rescue waits at most this long for other threads to leave librdkafka's poll
 # the built-in partitioner settings the C fast path places keyed messages for (others: the Python path)
 _KEY_MODES = {
     "consistent": "KP_CONSISTENT",
@@ -276,6 +277,7 @@ class MuteProducer:
         # A report outside a rescue belongs to whichever purged last.
         self._user_purge_at = float("-inf")
         self._rescue_purge_at = float("-inf")
+        self._stragglers = 0  # purge reports of a rescue that reached us after it (see _on_error_report)
         self._no_rescue = threading.Event()  # cleared while a rescue keeps other threads out of librdkafka's poll
         self._no_rescue.set()
         self._wanted_topics: set[str] = set()
@@ -962,6 +964,7 @@ class MuteProducer:
                 return
             if self._rescue_purge_at > self._user_purge_at:
                 # A straggler of our rescue (served on another thread after the rescue ran): re-sent on its own.
+                self._stragglers += 1
                 with self._lock:
                     held_back: dict[tuple[str, int], list[_Held]] = {}
                     self._redispatch(cb, kind, msg, held_back)
@@ -1171,7 +1174,9 @@ class MuteProducer:
             self._rescue_purge_at = self._clock()
             try:
                 self._inner.purge(in_queue=True, in_flight=False, blocking=True)
-                while self._inner.poll(0) > 0:
+                # drain until librdkafka has had a moment with nothing more to report (a report still on its way
+                # when the drain ends would be re-sent late, behind newer messages)
+                while self._inner.poll(_RESCUE_DRAIN_S) > 0:
                     pass
             finally:
                 self._rescuing = False

@@ -66,7 +66,7 @@ def test_hold_keeps_per_key_order_through_a_stall(
                 break
     inversions = {k: sum(1 for a, b in itertools.pairwise(s) if b < a) for k, s in seen.items()}
     print(f"hold order: {len(records)} records, inversions {sum(inversions.values())}, "
-          f"counters {producer.counters.as_dict()}")
+          f"counters {producer.counters.as_dict()}, late purge reports {producer._stragglers}")
     assert sum(inversions.values()) == 0, {k: v for k, v in inversions.items() if v}
     for key in keys:
         assert sorted(seen[key.decode()]) == list(range(load.sequence[key])), f"{key!r}: incomplete or duplicated"
