@@ -30,26 +30,27 @@ _FIRST_ERRORS = 5
 
 @dataclass
 class ErrorLog:
-    """Final delivery errors of the current task: a count, and the first few with topic and partition.
+    """Final delivery errors of the current task: a count, and the first few distinct (topic, partition, error).
 
     Fed by the producer's default delivery callback with ``delivery.report.only.error``: successful deliveries
     cost no Python call at all (a per-row callback through MuteProducer would double the sink's CPU per row).
     """
 
     count: int = 0
-    first: list[tuple[str, int, str]] = field(default_factory=list)
+    first: dict[tuple[str, int, str], int] = field(default_factory=dict)
 
     def record(self, err: KafkaError | None, msg: Message) -> None:
         if err is None:
             return
         self.count += 1
-        if len(self.first) < _FIRST_ERRORS:
-            partition = msg.partition()
-            self.first.append((str(msg.topic()), -1 if partition is None else partition, f"{err.str()} ({err.name()})"))
+        partition = msg.partition()
+        where = (str(msg.topic()), -1 if partition is None else partition, f"{err.str()} ({err.name()})")
+        if where in self.first or len(self.first) < _FIRST_ERRORS:
+            self.first[where] = self.first.get(where, 0) + 1
 
     def reset(self) -> None:
         self.count = 0
-        self.first = []
+        self.first = {}
 
 
 @dataclass

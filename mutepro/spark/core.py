@@ -152,8 +152,8 @@ def _failure_message(
 ) -> str:
     parts = [f"mutepro sink: Spark partition {part} of batch {label}: "]
     if errors.count:
-        first = "; ".join(f"topic {t!r} partition {p}: {e}" for t, p, e in errors.first)
-        parts.append(f"{errors.count} of {rows} rows were not delivered (first: {first})")
+        first = "; ".join(f"topic {t!r} partition {p}: {e} x{n}" for (t, p, e), n in errors.first.items())
+        parts.append(f"{errors.count} of {rows} rows were not delivered ({first})")
     if left:
         stuck = [
             f"topic {t!r} partition {p} ({info['outstanding']} outstanding)"

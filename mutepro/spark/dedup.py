@@ -17,10 +17,14 @@ true of Kafka, files and ``rate`` sources, not of a non-deterministic transforma
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
 from mutepro.spark.core import BATCH_HEADER, ROW_HEADER
+
+#: The header MuteProducer's rescue adds (``rescue.header`` in the policy; this is its default).
+RESCUE_HEADER = "x-mutepro-rescued-from"
 
 Headers = Sequence[tuple[str, Any]] | None
 
@@ -41,32 +45,63 @@ def row_identity(headers: Headers) -> tuple[bytes, bytes] | None:
 class ReplayFilter:
     """Remembers the identities seen (the newest ``capacity``) and reports repeats.
 
-    Messages without the sink's headers are never replays. Capacity bounds memory: pick more than the rows a
-    replay can reach back (a micro-batch, or the retried task's partition).
+    Messages without the sink's headers are never replays, with one exception: a copy MuteProducer re-sent from a
+    muted partition carries ``x-mutepro-rescued-from`` but, today, not the original's other headers
+    (confluent-kafka's delivery reports do not return a message's headers, and the re-send is built from the
+    report). Such a copy is matched to its original by content (a hash of key and value), in either order.
+    Capacity bounds memory: pick more than the rows a replay can reach back (a micro-batch, or a retried task).
     """
 
-    def __init__(self, capacity: int = 10_000_000) -> None:
+    def __init__(self, capacity: int = 10_000_000, rescue_header: str = RESCUE_HEADER) -> None:
         if capacity < 1:
             raise ValueError(f"capacity must be >= 1, got {capacity}")
         self.capacity = capacity
+        self.rescue_header = rescue_header
         self._seen: dict[tuple[bytes, bytes], None] = {}
+        self._content: dict[bytes, bool] = {}  # content hash -> came as an identity-less rescued copy
         self.replays = 0
 
-    def is_replay(self, headers: Headers) -> bool:
-        """True if a message with these headers was seen before (and counts it); remembers it otherwise."""
+    def is_replay(self, headers: Headers, key: bytes | None = None, value: bytes | None = None) -> bool:
+        """True if a message with these headers (and key and value) was seen before; remembers it otherwise."""
         identity = row_identity(headers)
-        if identity is None:
+        if identity is not None:
+            if identity in self._seen:
+                self.replays += 1
+                return True
+            self._remember(self._seen, identity, None)
+            if value is None:
+                return False
+            digest = _digest(key, value)
+            if self._content.get(digest):  # its rescued copy came first
+                self._content[digest] = False
+                self.replays += 1
+                return True
+            self._remember(self._content, digest, False)
             return False
-        if identity in self._seen:
+        if value is None or not any(name == self.rescue_header for name, _ in headers or ()):
+            return False
+        digest = _digest(key, value)
+        if digest in self._content:
             self.replays += 1
             return True
-        self._seen[identity] = None
-        if len(self._seen) > self.capacity:
-            del self._seen[next(iter(self._seen))]  # dicts keep insertion order: the oldest goes
+        self._remember(self._content, digest, True)
         return False
 
     def fresh(self, messages: Iterable[Any]) -> Iterable[Any]:
         """The messages (confluent_kafka ``Message``) that are not replays, in order."""
         for msg in messages:
-            if not self.is_replay(msg.headers()):
+            if not self.is_replay(msg.headers(), msg.key(), msg.value()):
                 yield msg
+
+    def _remember(self, table: dict[Any, Any], item: Any, flag: Any) -> None:
+        table[item] = flag
+        if len(table) > self.capacity:
+            del table[next(iter(table))]  # dicts keep insertion order: the oldest goes
+
+
+def _digest(key: bytes | None, value: bytes) -> bytes:
+    h = hashlib.blake2b(digest_size=16)
+    h.update(b"" if key is None else key)
+    h.update(b"\0" if key is None else b"\1")
+    h.update(value)
+    return h.digest()

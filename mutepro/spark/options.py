@@ -95,8 +95,21 @@ def parse_options(raw: Mapping[str, Any]) -> SinkOptions:
             "kafka.bootstrap.servers: required (as for Spark's Kafka sink); set .option('kafka.bootstrap.servers', "
             "'host:9092') or client.bootstrap.servers in the policy"
         )
+    _check_client(client)
     load_sink_policy(policy, client)  # a bad policy, or one contradicting the client settings, fails here
     return SinkOptions(client, policy, topic, include_headers, id_headers, flush_timeout)
+
+
+def _check_client(client: dict[str, str]) -> None:
+    # librdkafka checks names and values when a client is built: build one here, on the driver, so a typo fails
+    # the write before any task starts rather than in every task. It is dropped at once (it sends nothing).
+    import confluent_kafka
+
+    try:
+        # no brokers and no log lines: only the settings are being checked
+        confluent_kafka.Producer({**client, "bootstrap.servers": "", "log_level": 0})
+    except (confluent_kafka.KafkaException, ValueError, TypeError) as err:
+        raise ConfigError(f"kafka.* options: librdkafka refuses them: {err}") from err
 
 
 def _text(name: str, value: Any) -> str:
