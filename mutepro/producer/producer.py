@@ -612,6 +612,21 @@ class MuteProducer:
         """The :class:`ProducerMuteManager`: muted partitions and brokers, manual mute/unmute, state."""
         return self._manager
 
+    def wait_for_topic(self, topic: str, timeout: float = 10.0) -> bool:
+        """Load ``topic``'s metadata (and, with a shared store, its mute state) before the first produce();
+        True once known. Without it, messages produced before the metadata arrives are partitioned by
+        librdkafka alone, blind to mutes (a fresh Spark worker would write its first rows to a partition
+        another worker muted)."""
+        deadline = time.monotonic() + timeout
+        if self._manager.snapshot(topic) is None:
+            self._wanted_topics.add(topic)
+        while self._manager.snapshot(topic) is None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            self._stop.wait(min(_METADATA_POLL_S, left))
+        return True
+
     def outstanding(self, topic: str, partition: int) -> int:
         """Messages of ``topic[partition]`` handed to librdkafka without a final report yet."""
         return self._tracker.count(topic, partition)

@@ -32,6 +32,7 @@ BATCH_HEADER = "x-mutepro-batch"
 #: Header naming the row within the batch: ``<Spark partition id>:<row index in the task>``.
 ROW_HEADER = "x-mutepro-row"
 _FULL_QUEUE_PAUSE_S = 0.05
+_METADATA_WAIT_S = 10.0
 
 
 def task_labels(run: str, batch: int | None) -> tuple[str, int, int]:
@@ -62,6 +63,9 @@ def write_task(batches: Iterable[Any], plan: WritePlan, run: str, batch: int | N
         cache.discard(options)
         worker = cache.worker_for(options)
     producer, errors = worker.producer, worker.errors
+    if options.topic:
+        # a fresh worker learns the topic (and the mutes other workers share through Redis) before its first row
+        producer.wait_for_topic(options.topic, _METADATA_WAIT_S)
     errors.reset()
     counters = producer.counters
     before = (counters.rerouted, counters.held, counters.rescued)

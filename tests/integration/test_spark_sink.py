@@ -302,11 +302,7 @@ class TestSharedMuteState:
             from mutepro.spark import cache
 
             producer = cache.worker_for(sink_options).producer
-            producer.produce(topic, b"warm-muter")  # so that this producer knows the topic
-            producer.flush(30)
-            deadline = time.monotonic() + 15
-            while producer.mute_manager.snapshot(topic) is None and time.monotonic() < deadline:
-                time.sleep(0.05)  # the producer's metadata thread loads the topic on its own
+            assert producer.wait_for_topic(topic, 15)
             producer.mute_manager.mute(topic, 0)
             yield pa.RecordBatch.from_pydict({"pid": [os.getpid()]})
 
@@ -315,7 +311,9 @@ class TestSharedMuteState:
 
             from mutepro.spark import cache
 
-            manager = cache.worker_for(sink_options).producer.mute_manager
+            producer = cache.worker_for(sink_options).producer
+            producer.wait_for_topic(topic, 15)
+            manager = producer.mute_manager
             deadline = time.monotonic() + 15
             while not manager.is_muted(topic, 0) and time.monotonic() < deadline:
                 time.sleep(0.05)  # the producer adopts the other process's Redis record on its own tick
@@ -329,8 +327,8 @@ class TestSharedMuteState:
         assert all(seen.values()), seen
         after = sink(df("after-", 4000))
         assert after.rows == 4000
-        messages = _consume(kafka_cluster.bootstrap_servers, [topic], 6001)
+        messages = _consume(kafka_cluster.bootstrap_servers, [topic], 6000)
         landed = Counter(m.partition() for m in messages if m.value().startswith(b"after-"))
-        assert len(messages) == 6001
+        assert len(messages) == 6000
         assert sum(landed.values()) == 4000
         assert landed[0] == 0, landed
