@@ -1,7 +1,7 @@
 """The ``mutepro`` command. Each area contributes one click group; nothing imports this module.
 
 ``mutepro cluster ...`` (local Kafka), ``mutepro config ...`` (YAML policies), ``mutepro racks ...`` (rack
-helpers), ``mutepro demo`` (the end-to-end job).
+helpers), ``mutepro demo`` (the end-to-end job), ``mutepro spark jars`` (Spark's built-in Kafka sink, to compare).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ _GROUPS = (
     ("mutepro.policy.cli", "config"),
     ("mutepro.racks.cli", "racks"),
     ("mutepro.demo", "demo"),
+    ("mutepro.spark.cli", "spark"),
 )
 
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,6 +27,7 @@ SCALA_VERSION = "2.13"
 FALLBACK_VERSIONS = ("4.2.0", "4.1.1", "4.0.1")
 _PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.6.1:copy-dependencies"
 _TIMEOUT_S = 900
+_RETRY_MISSING_S = 86_400.0
 _CONNECTOR_JARS = ("spark-sql-kafka-0-10_", "spark-token-provider-kafka-0-10_", "kafka-clients-", "commons-pool2-")
 
 
@@ -71,9 +73,14 @@ def resolve_spark_kafka(version: str | None = None, *, cache_dir: Path | None = 
         found = _cached(target)
         if found:
             return SparkKafkaJars(candidate, wanted, found, "cache")
+        missing = target / ".unavailable"
+        if missing.exists() and time.time() - missing.stat().st_mtime < _RETRY_MISSING_S:
+            failures.append(f"{candidate}: not published (checked within the last day)")
+            continue
         ok, detail = _maven(candidate, target)
         if ok:
             return SparkKafkaJars(candidate, wanted, _cached(target), "maven")
+        missing.write_text(detail, encoding="utf-8")  # asking Maven again on every run costs ~10 s
         failures.append(f"{candidate}: {detail}")
     raise PrerequisiteError(
         f"org.apache.spark:spark-sql-kafka-0-10_{SCALA_VERSION} could not be resolved for Spark {wanted} "
