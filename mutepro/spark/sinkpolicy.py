@@ -36,6 +36,10 @@ def read_policy_source(value: str) -> dict[str, Any]:
             raise ConfigError(f"option 'policy': inline JSON does not parse: {err}") from err
     else:
         path = _locate(text)
+        try:  # first as a file, so that a problem is reported with the file's name and line
+            load_policy(SINK_POLICY_DEFAULTS, path)
+        except PolicyError as err:
+            raise ConfigError(f"option 'policy': {err}") from err
         try:
             data = yaml.safe_load(path.read_text(encoding="utf-8"))
         except (OSError, yaml.YAMLError) as err:
