@@ -25,6 +25,7 @@ from pyspark.errors import StreamingQueryException
 
 import mutepro
 from mutepro.cluster.launcher import LocalCluster
+from mutepro.partition.hashing import murmur2_hash
 from mutepro.spark import BATCH_HEADER, ROW_HEADER, KafkaSink, ReplayFilter, register, row_identity
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
@@ -88,7 +89,8 @@ def _user_headers(msg: Any) -> list[tuple[str, bytes | None]]:
 
 class TestBatchWrite:
     def test_all_five_columns_round_trip(self, spark: Any, kafka_cluster: LocalCluster, topic_factory: Any) -> None:
-        """df.write.format('mutepro') writes keys, values, explicit partitions, headers and per-row topics exactly."""
+        """df.write.format('mutepro') writes keys, values, explicit partitions, headers and per-row topics exactly;
+        keys land where Java's murmur2 (Spark's built-in sink) puts them."""
         from pyspark.sql.types import ArrayType, BinaryType, IntegerType, StringType, StructField, StructType
 
         first, second = topic_factory(partitions=4), topic_factory(partitions=4)
@@ -120,6 +122,8 @@ class TestBatchWrite:
             assert msg.topic() == topic
             if partition is not None:
                 assert msg.partition() == partition
+            elif key is not None:  # where Spark's built-in (Java) sink puts the key: murmur2, positive, modulo
+                assert msg.partition() == (murmur2_hash(key) & 0x7FFFFFFF) % 4
             assert _user_headers(msg) == [(k, v) for k, v in headers]
             assert row_identity(msg.headers()) is not None
 

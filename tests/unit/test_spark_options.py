@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+import structlog
 
 from mutepro.errors import ConfigError
 from mutepro.spark.javaopts import translate_java_option
@@ -137,3 +138,24 @@ class TestPolicy:
         """A slow-call threshold above message.timeout.ms is caught on the driver."""
         with pytest.raises(ConfigError, match="policy"):
             parse_options({**BASE, "kafka.message.timeout.ms": "3000"})
+
+
+class TestUnreachableRedis:
+    def test_local_state_said_once(self, capsys: pytest.CaptureFixture[str]) -> None:
+        """A policy's Redis that cannot be reached gives in-process mute state and one warning, not two."""
+        from mutepro.logs import configure_logging
+        from mutepro.mute.store import MemoryStore
+        from mutepro.spark import cache
+
+        configure_logging("info", "json")
+        policy = load_sink_policy(
+            {"state": {"backend": "redis", "url": "redis://127.0.0.1:1/0", "key_prefix": "unreachable"}},
+            parse_options(BASE).client,
+        )
+        cache._said.discard("redis://127.0.0.1:1/0")
+        try:
+            assert isinstance(cache._store(policy), MemoryStore)
+            assert isinstance(cache._store(policy), MemoryStore)
+        finally:
+            structlog.reset_defaults()
+        assert capsys.readouterr().err.count("spark_mute_state_local") == 1
