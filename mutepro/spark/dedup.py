@@ -45,17 +45,22 @@ def row_identity(headers: Headers) -> tuple[bytes, bytes] | None:
 class ReplayFilter:
     """Remembers the identities seen (the newest ``capacity``) and reports repeats.
 
-    Messages without the sink's headers are never replays, with one exception: a copy MuteProducer re-sent from a
-    muted partition carries ``x-mutepro-rescued-from`` but, today, not the original's other headers
-    (confluent-kafka's delivery reports do not return a message's headers, and the re-send is built from the
-    report). Such a copy is matched to its original by content (a hash of key and value), in either order.
-    Capacity bounds memory: pick more than the rows a replay can reach back (a micro-batch, or a retried task).
+    A message MuteProducer re-sent (rescued from a muted partition, marked ``x-mutepro-rescued-from``, or
+    re-queued while it purged its queue) does not carry the original's other headers today: confluent-kafka's
+    delivery reports do not return a message's headers, and the re-send is built from the report. Such a copy
+    is matched to its original by content (a hash of key and value), in either order. With
+    ``headerless_are_copies`` (the default, for a topic only the sink writes), every message without the
+    sink's headers is treated so; set it to False when other producers write the topic too: then only
+    messages marked rescued are. Capacity bounds memory: pick more than the rows a replay can reach back.
     """
 
-    def __init__(self, capacity: int = 10_000_000, rescue_header: str = RESCUE_HEADER) -> None:
+    def __init__(
+        self, capacity: int = 10_000_000, *, headerless_are_copies: bool = True, rescue_header: str = RESCUE_HEADER
+    ) -> None:
         if capacity < 1:
             raise ValueError(f"capacity must be >= 1, got {capacity}")
         self.capacity = capacity
+        self.headerless_are_copies = headerless_are_copies
         self.rescue_header = rescue_header
         self._seen: dict[tuple[bytes, bytes], None] = {}
         self._content: dict[bytes, bool] = {}  # content hash -> came as an identity-less rescued copy
@@ -78,7 +83,9 @@ class ReplayFilter:
                 return True
             self._remember(self._content, digest, False)
             return False
-        if value is None or not any(name == self.rescue_header for name, _ in headers or ()):
+        if value is None:
+            return False
+        if not self.headerless_are_copies and not any(name == self.rescue_header for name, _ in headers or ()):
             return False
         digest = _digest(key, value)
         if digest in self._content:

@@ -28,11 +28,17 @@ class TestReplayFilter:
         assert not f.is_replay(ids("q:4", "0:7"), b"k", b"v")  # another batch: another row
         assert f.replays == 1
 
-    def test_foreign_messages_pass(self) -> None:
-        """Messages without the sink's headers are never replays."""
+    def test_foreign_messages_pass_when_others_write_the_topic(self) -> None:
+        """With headerless_are_copies=False, messages without the sink's headers are never replays."""
+        f = ReplayFilter(headerless_are_copies=False)
+        assert not f.is_replay(None, None, b"v")
+        assert not f.is_replay(None, None, b"v")
+
+    def test_headerless_copy_matched_by_content(self) -> None:
+        """By default a message without any sink header is a re-sent copy (headers lost): matched by content."""
         f = ReplayFilter()
-        assert not f.is_replay(None, None, b"v")
-        assert not f.is_replay(None, None, b"v")
+        assert not f.is_replay(ids("q:1", "0:1"), None, b"v")
+        assert f.is_replay(None, None, b"v")
 
     @pytest.mark.parametrize("copy_first", [False, True])
     def test_rescued_copy_matched_by_content(self, copy_first: bool) -> None:
