@@ -81,7 +81,7 @@ def write_task(batches: Iterable[Any], plan: WritePlan, run: str, batch: int | N
         raise
     ended = time.monotonic()
     figures = TaskFigures(
-        partition=part, attempt=attempt, rows=rows,
+        partition=part, attempt=attempt, producer=f"{os.getpid()}/{producer.name}", rows=rows,
         rerouted=counters.rerouted - before[0], held=counters.held - before[1], rescued=counters.rescued - before[2],
         failed=errors.count,
         muted=[f"{t}:{p}" for t, ps in producer.mute_manager.muted_partitions().items() for p in ps],
@@ -90,9 +90,9 @@ def write_task(batches: Iterable[Any], plan: WritePlan, run: str, batch: int | N
     if errors.count or left:
         message = _failure_message(producer, errors, left, rows, label, part)
         cache.discard(options)
-        log.error("spark_task_failed", batch=label, pid=os.getpid(), **vars(figures), error=message)
+        log.error("spark_task_failed", batch=label, **vars(figures), error=message)
         raise SinkDeliveryError(message)
-    log.info("spark_task_written", batch=label, pid=os.getpid(), **vars(figures))
+    log.info("spark_task_written", batch=label, **vars(figures))
     return figures
 
 

@@ -18,6 +18,7 @@ class TaskFigures:
 
     partition: int = -1  # Spark's partition id of the task
     attempt: int = 0
+    producer: str = ""  # "<worker pid>/<producer name>": the worker's cached producer that wrote the rows
     rows: int = 0
     rerouted: int = 0
     held: int = 0
@@ -49,6 +50,7 @@ class BatchFigures:
     muted_partitions: tuple[str, ...]
     write_seconds: float  # the slowest task: what the batch waited for
     flush_seconds: float  # the slowest task's end-of-task wait for deliveries
+    producers: tuple[str, ...] = ()  # the distinct worker producers that wrote the batch
 
     @classmethod
     def of(cls, batch_id: int | None, tasks: Iterable[TaskFigures]) -> BatchFigures:
@@ -64,9 +66,11 @@ class BatchFigures:
             muted_partitions=tuple(sorted({m for t in items for m in t.muted})),
             write_seconds=max((t.seconds for t in items), default=0.0),
             flush_seconds=max((t.flush_seconds for t in items), default=0.0),
+            producers=tuple(sorted({t.producer for t in items if t.producer})),
         )
 
     def as_dict(self) -> dict[str, object]:
         data = asdict(self)
         data["muted_partitions"] = list(self.muted_partitions)
+        data["producers"] = list(self.producers)
         return data

@@ -277,6 +277,10 @@ class TestUndeliverable:
         messages = _consume(kafka_cluster.bootstrap_servers, [topic], committed_rows, timeout_s=90)
         _check_committed_rows(messages, committed_rows)
         assert sink.history[-1].rows == 500
+        # one producer per Python worker, reused across tasks and micro-batches (not one per task)
+        tasks = sum(b.tasks for b in sink.history)
+        producers = {p for b in sink.history for p in b.producers}
+        assert tasks >= 6 and len(producers) < tasks, (tasks, producers)
 
 
 class TestSharedMuteState:
