@@ -16,16 +16,6 @@ from mutepro.errors import ConfigError
 from mutepro.spark.javaopts import translate_java_option
 from mutepro.spark.sinkpolicy import load_sink_policy, read_policy_source
 
-#: librdkafka settings the sink starts from (a policy's ``client:`` block and ``kafka.*`` options override them).
-CLIENT_DEFAULTS: dict[str, str] = {
-    # Spark's built-in sink writes with the Java client, which hashes keys with murmur2: with librdkafka's own
-    # default (consistent_random) only 8 % of keys would land on the partition they landed on before.
-    "partitioner": "murmur2_random",
-    # One producer per Python worker and several workers per executor: librdkafka's 1 GB default queue per
-    # producer would be a memory bomb. 128 MB still holds ~250k messages of 512 B.
-    "queue.buffering.max.kbytes": "131072",
-}
-
 #: mutepro's own options (lower-cased), with what they take.
 MUTEPRO_OPTIONS = {
     "policy": "a policy YAML path (shipped with --files or readable on the driver) or inline JSON",
@@ -42,12 +32,17 @@ _SPARK_INTERNAL = {"checkpointlocation", "path", "queryname", "__dataframe_id__"
 class SinkOptions:
     """Everything a task needs to write, picklable (it travels with every task)."""
 
-    client: dict[str, str]
-    policy: dict[str, Any] = field(default_factory=dict)
+    client: dict[str, str]  # the kafka.* options (Java names translated), over the policy's client block
+    policy: dict[str, Any] = field(default_factory=dict)  # the user's policy as read (``${ENV}`` unresolved)
     topic: str | None = None
     include_headers: bool = True
     id_headers: bool = True
     flush_timeout_s: float | None = None
+
+    def client_config(self) -> dict[str, Any]:
+        """The librdkafka settings: the sink's defaults, the policy's client block (``${ENV}`` resolved here),
+        then the kafka.* options."""
+        return load_sink_policy(self.policy, self.client).client
 
     @property
     def cache_key(self) -> str:
@@ -57,7 +52,7 @@ class SinkOptions:
 
 def parse_options(raw: Mapping[str, Any]) -> SinkOptions:
     """Validate Spark-style options into :class:`SinkOptions`; a :class:`ConfigError` names the bad option."""
-    client: dict[str, str] = dict(CLIENT_DEFAULTS)
+    client: dict[str, str] = {}
     extra: dict[str, str] = {}
     policy_value: str | None = None
     topic: str | None = None
@@ -88,19 +83,20 @@ def parse_options(raw: Mapping[str, Any]) -> SinkOptions:
                                       "mutepro.idHeaders"}))
             raise ConfigError(f"option {name!r} is not a mutepro sink option; known: {known}")
     policy = read_policy_source(policy_value) if policy_value else {}
-    client.update({str(k): _text(f"policy client.{k}", v) for k, v in (policy.get("client") or {}).items()})
     client.update(extra)
-    if not client.get("bootstrap.servers"):
+    # a bad policy, or one contradicting the client settings, fails here; ${ENV} is resolved with the driver's
+    # environment for the check, and again on each executor with its own
+    effective = load_sink_policy(policy, client).client
+    if not effective.get("bootstrap.servers"):
         raise ConfigError(
             "kafka.bootstrap.servers: required (as for Spark's Kafka sink); set .option('kafka.bootstrap.servers', "
             "'host:9092') or client.bootstrap.servers in the policy"
         )
-    _check_client(client)
-    load_sink_policy(policy, client)  # a bad policy, or one contradicting the client settings, fails here
+    _check_client(effective)
     return SinkOptions(client, policy, topic, include_headers, id_headers, flush_timeout)
 
 
-def _check_client(client: dict[str, str]) -> None:
+def _check_client(client: dict[str, Any]) -> None:
     # librdkafka checks names and values when a client is built: build one here, on the driver, so a typo fails
     # the write before any task starts rather than in every task. It is dropped at once (it sends nothing).
     import confluent_kafka

@@ -18,8 +18,19 @@ import yaml
 from mutepro.errors import ConfigError
 from mutepro.policy import Policy, PolicyError, load_policy
 
+#: librdkafka settings the sink starts from (a policy's ``client:`` block and ``kafka.*`` options override them).
+CLIENT_DEFAULTS: dict[str, str] = {
+    # Spark's built-in sink writes with the Java client, which hashes keys with murmur2: with librdkafka's own
+    # default (consistent_random) only 8 % of keys would land on the partition they landed on before.
+    "partitioner": "murmur2_random",
+    # One producer per Python worker and several workers per executor: librdkafka's 1 GB default queue per
+    # producer would be a memory bomb. 128 MB still holds ~250k messages of 512 B.
+    "queue.buffering.max.kbytes": "131072",
+}
+
 #: Merged under the user's policy.
 SINK_POLICY_DEFAULTS: dict[str, Any] = {
+    "client": CLIENT_DEFAULTS,
     "defaults": {"slow_call": {"threshold_ms": 5000, "window": {"type": "time", "size": 30}}},
     # executors' logs are collected line by line: one JSON event per task, mutepro's debug events off
     "logging": {"level": "info", "format": "json"},
@@ -53,9 +64,10 @@ def read_policy_source(value: str) -> dict[str, Any]:
 
 
 def load_sink_policy(policy: dict[str, Any], client: dict[str, str]) -> Policy:
-    """The effective policy: the sink's defaults, then the user's, checked against the final client settings."""
+    """The effective policy: the sink's defaults, then the user's, then ``client`` (the kafka.* options) over its
+    client block; ``${ENV}`` resolved in this process; checked against the final client settings."""
     try:
-        return load_policy(SINK_POLICY_DEFAULTS, {**policy, "client": client})
+        return load_policy(SINK_POLICY_DEFAULTS, policy, {"client": client})
     except PolicyError as err:
         raise ConfigError(f"option 'policy': {err}") from err
 

@@ -10,8 +10,8 @@ import structlog
 
 from mutepro.errors import ConfigError
 from mutepro.spark.javaopts import translate_java_option
-from mutepro.spark.options import CLIENT_DEFAULTS, parse_options
-from mutepro.spark.sinkpolicy import SINK_POLICY_DEFAULTS, load_sink_policy
+from mutepro.spark.options import parse_options
+from mutepro.spark.sinkpolicy import CLIENT_DEFAULTS, SINK_POLICY_DEFAULTS, load_sink_policy
 
 BASE = {"kafka.bootstrap.servers": "127.0.0.1:9092"}
 
@@ -20,14 +20,15 @@ class TestParseOptions:
     def test_kafka_prefix_goes_to_the_client(self) -> None:
         """kafka.* options reach librdkafka without the prefix, over the sink's defaults."""
         opts = parse_options({**BASE, "kafka.linger.ms": "20", "topic": "orders"})
-        assert opts.client["bootstrap.servers"] == "127.0.0.1:9092"
-        assert opts.client["linger.ms"] == "20"
+        assert opts.client == {"bootstrap.servers": "127.0.0.1:9092", "linger.ms": "20"}
+        assert opts.client_config()["linger.ms"] == "20"
         assert opts.topic == "orders"
 
     def test_partitioner_defaults_to_murmur2_random(self) -> None:
         """Keys land where Spark's built-in (Java) sink put them unless the user says otherwise."""
-        assert parse_options(BASE).client["partitioner"] == "murmur2_random"
-        assert parse_options({**BASE, "kafka.partitioner": "consistent"}).client["partitioner"] == "consistent"
+        assert parse_options(BASE).client_config()["partitioner"] == "murmur2_random"
+        mine = parse_options({**BASE, "kafka.partitioner": "consistent"})
+        assert mine.client_config()["partitioner"] == "consistent"
         assert CLIENT_DEFAULTS["queue.buffering.max.kbytes"] == "131072"
 
     def test_names_compare_case_insensitively(self) -> None:
@@ -101,14 +102,25 @@ class TestPolicy:
         path = tmp_path / "job.yaml"
         path.write_text("client:\n  linger.ms: 50\ndefaults:\n  keyed_policy: fail\n")
         from_file = parse_options({**BASE, "policy": str(path)})
-        assert from_file.client["linger.ms"] == "50"
+        assert from_file.client_config()["linger.ms"] == 50
         assert load_sink_policy(from_file.policy, from_file.client).for_topic("x").keyed_policy == "fail"
 
     def test_options_override_the_policy_client(self, tmp_path: Path) -> None:
         """kafka.* options win over the policy's client block."""
         path = tmp_path / "job.yaml"
         path.write_text("client:\n  linger.ms: 50\n")
-        assert parse_options({**BASE, "policy": str(path), "kafka.linger.ms": "7"}).client["linger.ms"] == "7"
+        assert parse_options({**BASE, "policy": str(path), "kafka.linger.ms": "7"}).client_config()["linger.ms"] == "7"
+
+    def test_policy_client_env_resolved_where_the_producer_is_built(
+        self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """${ENV} in the policy's client block travels unresolved and is resolved with the executor's env."""
+        path = tmp_path / "job.yaml"
+        path.write_text("client:\n  bootstrap.servers: ${KAFKA_BOOTSTRAP:-127.0.0.1:9092}\n")
+        opts = parse_options({"policy": str(path)})
+        assert opts.client_config()["bootstrap.servers"] == "127.0.0.1:9092"
+        monkeypatch.setenv("KAFKA_BOOTSTRAP", "broker-7:9092")
+        assert opts.client_config()["bootstrap.servers"] == "broker-7:9092"
 
     def test_sink_defaults_under_the_user_policy(self) -> None:
         """Without a policy the slow-call threshold is the sink's 5 s (executors are CPU-bound); a policy wins."""
