@@ -678,6 +678,29 @@ class MuteProducer:
         """The :class:`ProducerMuteManager`: muted partitions and brokers, manual mute/unmute, state."""
         return self._manager
 
+    def wait_for_topic(self, topic: str, timeout: float = 10.0) -> bool:
+        """Load ``topic``'s metadata (and, with a shared store, its mute state) before the first produce();
+        True once known. Without it, messages produced before the metadata arrives are partitioned by
+        librdkafka alone, blind to mutes (a fresh Spark worker would write its first rows to a partition
+        another worker muted)."""
+        deadline = time.monotonic() + timeout
+        if self._manager.snapshot(topic) is None:
+            self._wanted_topics.add(topic)
+        while not self._topic_ready(topic):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            self._stop.wait(min(_METADATA_POLL_S, left))
+        return True
+
+    def _topic_ready(self, topic: str) -> bool:
+        # Every partition in the snapshot: while ensure_topic() builds the partitions, a mute adopted from the
+        # shared store publishes a snapshot of the partitions built so far (the first one: none), in which
+        # unkeyed messages fall back to librdkafka's own partitioning, blind to the mute.
+        snap = self._manager.snapshot(topic)
+        tally = self._tracker.topics.get(topic)
+        return snap is not None and tally is not None and snap.partition_count == tally.count > 0
+
     def outstanding(self, topic: str, partition: int) -> int:
         """Messages of ``topic[partition]`` handed to librdkafka without a final report yet."""
         return self._tracker.count(topic, partition)
