@@ -416,6 +416,8 @@ class MuteProducer:
                     else:
                         reporter = self._reporter(cb, NORMAL)
                         self._last_cb, self._last_reporter = cb, reporter
+                    if headers is not None:
+                        reporter = _keeping_headers(reporter, headers)  # type: ignore[arg-type]
                     try:
                         self._inner.produce(
                             topic, value, key, partition=p, on_delivery=reporter, timestamp=timestamp, headers=headers
@@ -817,6 +819,8 @@ class MuteProducer:
             reporter = self._reporters[(cb, kind)]
         except (KeyError, TypeError):
             reporter = self._reporter(cb, kind)
+        if headers is not None:
+            reporter = _keeping_headers(reporter, headers)
         self._inner.produce(
             topic, value, key, partition=partition, on_delivery=reporter, timestamp=timestamp, headers=headers
         )
@@ -1361,6 +1365,20 @@ class MuteProducer:
                     f"({timeout_ms} ms), so no message could ever be slow before it times out; lower the threshold "
                     "or raise message.timeout.ms"
                 )
+
+
+def _keeping_headers(
+    reporter: Callable[[KafkaError | None, Message], None], headers: Any
+) -> Callable[[KafkaError | None, Message], None]:
+    """A delivery report carries no headers; a failed message that is re-sent from its report (rescue, timeout)
+    gets its own back first. One closure per message with headers, only for those."""
+
+    def report(err: KafkaError | None, msg: Message) -> None:
+        if err is not None:
+            msg.set_headers(headers)
+        reporter(err, msg)
+
+    return report
 
 
 def _by_enqueue_time(held: _Held) -> float:
