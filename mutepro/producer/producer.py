@@ -85,7 +85,7 @@ RESCUED = 8  # re-sent by a rescue already: not rescued again after a timeout
 _REPORTER_CACHE = 512
 _DIRECT_WAIT_S = 0.2  # a blocking poll() waits in librdkafka this long at a time (then checks the queue again)
 _RESCUE_QUIET_S = 1.0
-_RESCUE_DRAIN_S = 0.005  # a rescue waits at most this long for other threads to leave librdkafka's poll
+_RESCUE_DRAIN_S = 0.025  # a rescue waits at most this long for other threads to leave librdkafka's poll
 # the built-in partitioner settings the C fast path places keyed messages for (others: the Python path)
 _KEY_MODES = {
     "consistent": "KP_CONSISTENT",
