@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -9,11 +10,15 @@ import pytest
 pytest_plugins = ["mutepro.testing.fixtures"]
 
 _UNIT = Path(__file__).parent / "unit"
+#: .ci/sanitize.sh runs the tests with AddressSanitizer preloaded
+_UNDER_ASAN = "libasan" in os.environ.get("LD_PRELOAD", "")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests under tests/unit are `unit` (no Java, no broker); everything else that is not marked is `integration`."""
     for item in items:
+        if _UNDER_ASAN and item.get_closest_marker("no_sanitizer"):
+            item.add_marker(pytest.mark.skip(reason="cannot run under AddressSanitizer (see the test's marker)"))
         path = Path(str(item.fspath))
         if _UNIT in path.parents:
             item.add_marker(pytest.mark.unit)

@@ -106,6 +106,7 @@ class TestCorruptState:
         text = str(caught.value)
         assert str(run_root / "x" / "state.json") in text and "mutepro cluster up" in text
 
+    @pytest.mark.no_sanitizer  # its subprocess gets a clean environment, without the sanitizer's preload
     def test_cli_prints_one_line_not_a_traceback(self, tmp_path: Path) -> None:
         """`mutepro cluster status` on a corrupt state file: exit 1, an error line, no traceback."""
         (tmp_path / "default").mkdir()
