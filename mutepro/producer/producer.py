@@ -223,7 +223,9 @@ class MuteProducer:
                 "a C compiler, or MUTEPRO_PURE_PYTHON is set); reinstall mutepro with gcc present, or drop the option"
             )
         native = accel.available() if accelerate is None else accelerate
-        self._inner = confluent_kafka.Producer(conf)
+        # the C class itself, not the name confluent_kafka.Producer: a test run (mutepro.testing.dropin) or an
+        # application may point that name at MuteProducer
+        self._inner = confluent_kafka.cimpl.Producer(conf)
         self._tracker = OutstandingTracker(
             setting("queue.buffering.max.messages"), setting("queue.buffering.max.kbytes") * 1024, native=native
         )
