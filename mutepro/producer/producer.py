@@ -20,6 +20,7 @@ How one message travels (see README "How it works"):
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import os
 import threading
@@ -310,9 +311,16 @@ class MuteProducer:
                 self.produce = self._fast.produce  # type: ignore[method-assign]
 
         self._stop = threading.Event()
-        self._driver = threading.Thread(target=self._drive, name=f"{self.name}-driver", daemon=True)
+        # The threads see the producer through a weak proxy: an application that drops a producer without
+        # close() gets it collected, its threads ended and the wrapped handle destroyed, as with the plain client.
+        me = weakref.proxy(self)
+        self._driver = threading.Thread(
+            target=_while_alive, args=(MuteProducer._drive, me), name=f"{self.name}-driver", daemon=True
+        )
         self._driver.start()
-        self._metadata = threading.Thread(target=self._metadata_loop, name=f"{self.name}-metadata", daemon=True)
+        self._metadata = threading.Thread(
+            target=_while_alive, args=(MuteProducer._metadata_loop, me), name=f"{self.name}-metadata", daemon=True
+        )
         self._metadata.start()
         _live.add(self)
 
@@ -1362,6 +1370,12 @@ def _coerce_policy(policy: Any) -> Policy | TopicPolicy:
     raise TypeError(
         f"policy must be a Policy, a TopicPolicy, a path or a mapping (or None), got {type(policy).__name__}"
     )
+
+
+def _while_alive(loop: Callable[[Any], None], producer: Any) -> None:
+    """Run a producer thread's loop on a weak proxy; it ends once the producer was garbage collected."""
+    with contextlib.suppress(ReferenceError):
+        loop(producer)
 
 
 _ids = itertools.count(1)

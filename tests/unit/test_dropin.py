@@ -221,6 +221,22 @@ class TestClose:
             p.produce("t", b"v")
         assert p.__exit__(None, None, None) is None
 
+    def test_dropped_without_close_its_threads_end(self, nowhere: str) -> None:
+        """A producer the application drops without close() is collected and its threads end, like the plain
+        client's handle (they see it through a weak proxy)."""
+        import gc
+        import threading
+
+        p = MuteProducer({"bootstrap.servers": nowhere, "log_level": 0})
+        prefix = f"{p.name}-"
+        assert any(t.name.startswith(prefix) for t in threading.enumerate())
+        del p
+        deadline = time.monotonic() + 20
+        while any(t.name.startswith(prefix) for t in threading.enumerate()) and time.monotonic() < deadline:
+            gc.collect()
+            time.sleep(0.05)
+        assert not [t.name for t in threading.enumerate() if t.name.startswith(prefix)]
+
     def test_uninitialised_subclass_behaves_closed(self) -> None:
         """A subclass that skips super().__init__() raises RuntimeError everywhere, len() 0 (no AttributeError)."""
 
