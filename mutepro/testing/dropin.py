@@ -40,7 +40,7 @@ def active_path() -> str:
 
 def install() -> None:
     """Make ``confluent_kafka.Producer`` MuteProducer (idempotent)."""
-    confluent_kafka.Producer = MuteProducer  # type: ignore[misc]
+    confluent_kafka.Producer = MuteProducer  # type: ignore[misc,assignment]
 
 
 def uninstall() -> None:
