@@ -12,6 +12,11 @@ handlers.
 
 ``configure_logging`` is what the CLI uses: mutepro's events to stderr as console text or JSON lines, so stdout
 stays clean for ``--json`` output.
+
+A policy's ``logging:`` section is the application's call too, made in the policy file: a producer built from a
+policy that *writes* a ``logging:`` section applies it (``apply_policy_logging``), unless the application
+configured logging itself (a handler on the root logger or on ``mutepro``), which always wins. A policy without
+the section changes nothing (the defaults the schema fills in are not a request to log).
 """
 
 from __future__ import annotations
@@ -83,3 +88,38 @@ def configure_logging(level: str = "info", fmt: str = "console", stream: TextIO 
     handler._mutepro_cli = True  # type: ignore[attr-defined]  # replaced, not stacked, on a second call
     root.addHandler(handler)
     root.setLevel(_LEVELS[level])
+
+
+def _application_configured() -> bool:
+    """Whether the application set up logging: any handler on the root logger, or one of its own on ``mutepro``."""
+    mine = [h for h in logging.getLogger(ROOT).handlers if not isinstance(h, logging.NullHandler)]
+    return bool(logging.getLogger().handlers) or any(not getattr(h, "_mutepro_cli", False) for h in mine)
+
+
+def apply_policy_logging(policy: Any) -> bool:
+    """Apply ``policy``'s ``logging:`` section if it wrote one and the application has not configured logging.
+
+    Returns whether logging was configured. ``policy`` may be anything a producer accepts: only a
+    :class:`~mutepro.policy.Policy` with an explicit ``logging:`` section has an effect.
+    """
+    from mutepro.policy.effective import Policy
+
+    if not isinstance(policy, Policy) or not policy.logging_written:
+        return False
+    settings = policy.logging
+    if _application_configured():
+        get_logger(ROOT).debug(
+            "policy_logging_not_applied", reason="the application configured logging", level=settings.level,
+            format=settings.format,
+        )
+        return False
+    configure_logging(settings.level, settings.format)
+    return True
+
+
+def reset_logging() -> None:
+    """Undo :func:`configure_logging` (mutepro silent again), e.g. before closing the stream it wrote to."""
+    root = logging.getLogger(ROOT)
+    for handler in [h for h in root.handlers if getattr(h, "_mutepro_cli", False)]:
+        root.removeHandler(handler)
+    root.setLevel(logging.NOTSET)

@@ -12,8 +12,9 @@ from rich.table import Table
 
 from mutepro.cluster.faults import Limper
 from mutepro.cluster.jars import resolve_kafka
-from mutepro.cluster.launcher import LocalCluster, default_run_root
+from mutepro.cluster.launcher import LocalCluster, default_run_root, validate_cluster_name
 from mutepro.cluster.spec import ClusterSpec
+from mutepro.errors import ClusterError
 
 _console = Console()
 _err_console = Console(stderr=True)  # progress goes to stderr so `--json` output stays parseable
@@ -27,8 +28,19 @@ def _attach(name: str) -> LocalCluster:
     return LocalCluster.attach(_run_dir(name))
 
 
+def _check_name(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    try:
+        return validate_cluster_name(value)
+    except ClusterError as err:
+        raise click.BadParameter(str(err).removeprefix("--name: "), ctx=ctx, param=param) from None
+
+
 _name_option = click.option(
-    "--name", default="default", show_default=True, help="Which local cluster (each has its own run directory)."
+    "--name",
+    default="default",
+    show_default=True,
+    callback=_check_name,
+    help="Which local cluster: a plain name (each has its own run directory under MUTEPRO_RUN_DIR), not a path.",
 )
 
 
@@ -138,14 +150,32 @@ def restart(node: str, name: str, timeout: float) -> None:
 
 @cluster.command("limp")
 @click.argument("node")
-@click.option("--duty", default=0.8, show_default=True, help="Fraction of each period the node is stopped.")
-@click.option("--period", default=1.0, show_default=True, help="Period in seconds.")
-@click.option("--duration", default=30.0, show_default=True, help="How long to limp (seconds, at most 3600).")
+@click.option(
+    "--duty",
+    default=0.8,
+    show_default=True,
+    type=click.FloatRange(0, 1, min_open=True, max_open=True),
+    help="Fraction of each period the node is stopped (between 0 and 1).",
+)
+@click.option(
+    "--period",
+    default=1.0,
+    show_default=True,
+    type=click.FloatRange(0.01, 60),
+    help="Period in seconds (0.01 to 60).",
+)
+@click.option(
+    "--duration",
+    default=30.0,
+    show_default=True,
+    type=click.FloatRange(0, 3600, min_open=True),
+    help="How long to limp (seconds, above 0, at most 3600).",
+)
 @_name_option
 def limp(node: str, duty: float, period: float, duration: float, name: str) -> None:
     """Stop and continue a node with a duty cycle for a bounded time (Ctrl-C ends it early)."""
     handle = _attach(name)
-    limper = Limper(handle._faultable(node), duty=duty, period_s=period, max_duration_s=max(duration, 0.01))
+    limper = Limper(handle._faultable(node), duty=duty, period_s=period, max_duration_s=duration)
     click.echo(f"node {node} limping: stopped {duty:.0%} of every {period}s for {duration}s")
     try:
         limper.run_for(duration)
@@ -162,12 +192,29 @@ def _parse_racks(value: str | None) -> int | list[str] | dict[int, str] | None:
         return int(value)
     parts = [p.strip() for p in value.split(",") if p.strip()]
     if all("=" in p for p in parts):
-        try:
-            return {int(k): v for k, v in (p.split("=", 1) for p in parts)}
-        except ValueError as err:
-            raise click.BadParameter(
-                f"expected id=rack pairs like 1=rack-a, got {value!r}", param_hint="--racks"
-            ) from err
+        mapping: dict[int, str] = {}
+        for key, rack in (p.split("=", 1) for p in parts):
+            try:
+                broker = int(key)
+            except ValueError as err:
+                raise click.BadParameter(
+                    f"expected id=rack pairs like 1=rack-a, got {value!r}", param_hint="--racks"
+                ) from err
+            if broker in mapping:
+                # A dict would keep the last silently: refuse, the user meant two different brokers.
+                raise click.BadParameter(
+                    f"broker {broker} is given twice ({broker}={mapping[broker]} and {broker}={rack}); give each "
+                    "broker id once",
+                    param_hint="--racks",
+                )
+            if not rack.strip():
+                raise click.BadParameter(f"broker {broker} has an empty rack name", param_hint="--racks")
+            mapping[broker] = rack.strip()
+        return mapping
+    if any("=" in p for p in parts):
+        raise click.BadParameter(
+            f"mixes id=rack pairs and plain rack names: {value!r}; use one form", param_hint="--racks"
+        )
     return parts
 
 

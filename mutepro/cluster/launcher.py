@@ -19,6 +19,7 @@ import base64
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import socket
@@ -36,7 +37,7 @@ from typing import Any
 from mutepro.cluster.jars import KafkaDistribution, require_java, resolve_kafka
 from mutepro.cluster.process import NodeProcess
 from mutepro.cluster.spec import CONTROLLER_NODE_ID, ClusterSpec
-from mutepro.errors import ClusterError
+from mutepro.errors import ClusterError, MuteproError
 from mutepro.logs import get_logger
 
 log = get_logger("mutepro.cluster")
@@ -48,6 +49,36 @@ _DEFAULT_JVM_OPTS = (
     "-Djava.awt.headless=true"
 )
 _STATE_FILE = "state.json"
+#: Written into every run directory mutepro creates; only a directory holding it is ever deleted by ``up``.
+RUN_DIR_MARKER = ".mutepro-run-dir"
+#: What ``--name`` may be: a plain name, never a path (``..``, ``/etc``, ``a/b``) that would point ``up``'s
+#: clean-up at someone else's directory.
+_CLUSTER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+
+
+def validate_cluster_name(name: str) -> str:
+    """``name`` if it is a plain cluster name; :class:`ClusterError` naming the rule otherwise."""
+    if not isinstance(name, str) or not _CLUSTER_NAME.match(name) or name in (".", ".."):
+        raise ClusterError(
+            f"--name: {name!r} is not a cluster name; use letters, digits, '.', '_' or '-' (at most 64, starting "
+            "with a letter or digit), e.g. --name staging. It names a directory under the run root "
+            "(MUTEPRO_RUN_DIR), it is never a path"
+        )
+    return name
+
+
+def _created_by_mutepro(run_dir: Path) -> bool:
+    """True if ``run_dir`` holds mutepro's marker (or, from before the marker existed, only what ``up`` writes:
+    state.json, controller/ and broker-N/)."""
+    if (run_dir / RUN_DIR_MARKER).is_file():
+        return True
+    try:
+        entries = {entry.name for entry in run_dir.iterdir()}
+    except OSError:
+        return False
+    return _STATE_FILE in entries and all(
+        name in (_STATE_FILE, "controller") or re.fullmatch(r"broker-\d+", name) for name in entries
+    )
 _LOG4J2 = Path(__file__).with_name("resources") / "log4j2.properties"
 
 
@@ -91,7 +122,7 @@ class LocalCluster:
     ) -> None:
         self.spec = spec or ClusterSpec()
         self.spec.validate()
-        self.name = name
+        self.name = validate_cluster_name(name) if run_dir is None and detached else name
         self.detached = detached
         self._own_run_dir = run_dir is None and not detached
         if run_dir is not None:
@@ -154,6 +185,7 @@ class LocalCluster:
             if self._started:
                 return self
             t0 = time.monotonic()
+            self._check_run_dir_is_ours()
             java = require_java()
             dist = self.distribution
             if self.detached and self.state_file.exists():
@@ -164,9 +196,12 @@ class LocalCluster:
                         f"(bootstrap {existing.bootstrap_servers}); run `mutepro cluster down` first "
                         "or pick another --name"
                     )
-            if self.detached and self.run_dir.exists():
-                shutil.rmtree(self.run_dir)
+            if self.detached and self.run_dir.exists() and any(self.run_dir.iterdir()):
+                shutil.rmtree(self.run_dir)  # checked above: ours
             self.run_dir.mkdir(parents=True, exist_ok=True)
+            (self.run_dir / RUN_DIR_MARKER).write_text(
+                "Created by mutepro (a local Kafka cluster's run directory); mutepro may delete it.\n"
+            )
             self._plan_nodes()
             self._write_configs()
             try:
@@ -193,6 +228,19 @@ class LocalCluster:
                 run_dir=str(self.run_dir),
             )
             return self
+
+    def _check_run_dir_is_ours(self) -> None:
+        # Never delete what mutepro did not create: a run directory carries the marker; anything else (a path
+        # once given as --name, a user's directory under MUTEPRO_RUN_DIR) is refused before any work.
+        if not self.detached or not self.run_dir.exists():
+            return
+        if not self.run_dir.is_dir():
+            raise ClusterError(f"{self.run_dir} exists and is not a directory; pick another --name")
+        if any(self.run_dir.iterdir()) and not _created_by_mutepro(self.run_dir):
+            raise ClusterError(
+                f"{self.run_dir} exists and was not created by mutepro (no {RUN_DIR_MARKER} in it); it is left "
+                "untouched: pick another --name or MUTEPRO_RUN_DIR, or empty it yourself"
+            )
 
     def stop(self) -> None:
         """Stop every JVM (resuming stalled ones first) and leave nothing running."""
@@ -391,23 +439,28 @@ class LocalCluster:
         """Rebuild a handle on a cluster started elsewhere (``mutepro cluster up``) from its state file."""
         path = Path(run_dir).expanduser() / _STATE_FILE
         try:
-            state = json.loads(path.read_text())
+            state = json.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError as err:
             raise ClusterError(
                 f"no cluster state at {path}; start one with `mutepro cluster up` (or pass the right --name / "
                 "MUTEPRO_RUN_DIR)"
             ) from err
-        except json.JSONDecodeError as err:
-            raise ClusterError(f"the cluster state file {path} is corrupt ({err}); delete it") from err
-        spec = ClusterSpec(
-            brokers=len(state["brokers"]),
-            racks={int(b["node_id"]): b["rack"] for b in state["brokers"]},
-            host=state.get("host", "127.0.0.1"),
-        )
-        cluster = cls(spec, run_dir=path.parent, detached=True, name=state.get("name", "default"))
-        cluster.cluster_id = state.get("cluster_id", "")
-        cluster.controller = NodeProcess.from_state(state["controller"])
-        cluster.brokers = {int(b["node_id"]): NodeProcess.from_state(b) for b in state["brokers"]}
+        except (OSError, UnicodeDecodeError, ValueError) as err:  # JSONDecodeError is a ValueError
+            raise _corrupt_state(path, f"{type(err).__name__}: {err}") from err
+        try:
+            spec = ClusterSpec(
+                brokers=len(state["brokers"]),
+                racks={int(b["node_id"]): b["rack"] for b in state["brokers"]},
+                host=state.get("host", "127.0.0.1"),
+            )
+            cluster = cls(spec, run_dir=path.parent, detached=True, name=str(state.get("name", "default")))
+            cluster.cluster_id = str(state.get("cluster_id", ""))
+            cluster.controller = NodeProcess.from_state(state["controller"])
+            cluster.brokers = {int(b["node_id"]): NodeProcess.from_state(b) for b in state["brokers"]}
+        except ClusterError:
+            raise
+        except (KeyError, TypeError, ValueError, AttributeError, MuteproError) as err:
+            raise _corrupt_state(path, f"{type(err).__name__}: {err}") from err
         cluster._started = any(n.is_running() for n in cluster.nodes())
         if state.get("kafka_home"):
             from mutepro.cluster.jars import resolve_kafka as _resolve
@@ -586,6 +639,14 @@ class LocalCluster:
 
 
 # -- helpers -------------------------------------------------------------------------------------------
+
+
+def _corrupt_state(path: Path, problem: str) -> ClusterError:
+    return ClusterError(
+        f"the cluster state file {path} is corrupt or not mutepro's ({problem[:200]}). If a cluster may still "
+        f"run from there, stop its JVMs first (`pgrep -af {path.parent}`); then delete the file (rm {path}) "
+        "and start again with `mutepro cluster up`"
+    )
 
 
 def new_cluster_id() -> str:

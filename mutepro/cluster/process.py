@@ -7,24 +7,78 @@ its state file by pid, after checking the pid really is that node's JVM).
 
 from __future__ import annotations
 
+import concurrent.futures
 import contextlib
 import ctypes
 import os
+import queue
 import signal
 import subprocess
+import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 _PR_SET_PDEATHSIG = 1
 
 
-def _die_with_parent() -> None:  # pragma: no cover - runs in the forked child
-    # A cluster owned by a Python process (tests, benchmarks) must not outlive it even when that process is
-    # SIGKILLed and no atexit hook runs: ask the kernel to SIGKILL the JVM when its parent goes.
-    with contextlib.suppress(Exception):
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+def _die_with_parent(parent_pid: int) -> Callable[[], None]:
+    def preexec() -> None:  # pragma: no cover - runs in the forked child
+        # A cluster owned by a Python process (tests, benchmarks) must not outlive it even when that process is
+        # SIGKILLed and no atexit hook runs: ask the kernel to SIGKILL the JVM when its parent goes.
+        with contextlib.suppress(Exception):
+            ctypes.CDLL("libc.so.6", use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent_pid:  # the parent died between fork and prctl: nobody will stop this JVM
+            os._exit(1)
+
+    return preexec
+
+
+class _Spawner:
+    """The one long-lived thread that forks every JVM a Python process owns.
+
+    Why a thread of its own: the kernel's parent-death signal (``PR_SET_PDEATHSIG``) fires when the *thread*
+    that forked the child exits, not the process. A broker restarted from a short-lived worker thread (a test
+    or benchmark injecting faults from a thread) was SIGKILLed the moment that thread returned: a second,
+    unplanned fault. Forking from one daemon thread that lives as long as the interpreter keeps the intended
+    meaning, "the JVMs die with this process", whichever thread asks. (The alternative, a watchdog process per
+    JVM, costs a process each and still needs its own death signal; dropping PDEATHSIG would leak JVMs when
+    the owner is SIGKILLed.)
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._jobs: queue.SimpleQueue[tuple[Callable[[], Any], concurrent.futures.Future[Any]]] = (
+            queue.SimpleQueue()
+        )
+        self._thread: threading.Thread | None = None
+
+    def run(self, job: Callable[[], Any]) -> Any:
+        """Run ``job`` on the spawner thread and return its result (or raise its exception)."""
+        if threading.current_thread() is self._thread:
+            return job()
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._serve, name="mutepro-jvm-spawner", daemon=True)
+                self._thread.start()
+        future: concurrent.futures.Future[Any] = concurrent.futures.Future()
+        self._jobs.put((job, future))
+        return future.result()
+
+    def _serve(self) -> None:
+        while True:
+            job, future = self._jobs.get()
+            if not future.set_running_or_notify_cancel():
+                continue
+            try:
+                future.set_result(job())
+            except BaseException as err:  # handed to the waiting caller
+                future.set_exception(err)
+
+
+_SPAWNER = _Spawner()
 
 
 @dataclass
@@ -63,17 +117,22 @@ class NodeProcess:
         with self.log_file.open("ab") as log:
             log.write(f"\n=== mutepro: starting {self.label} at {time.strftime('%F %T')} ===\n".encode())
             log.flush()
-            preexec: Callable[[], None] | None = None if detached else _die_with_parent
-            self._popen = subprocess.Popen(
-                list(command),
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                stdin=subprocess.DEVNULL,
-                cwd=self.directory,
-                env=env,
-                start_new_session=True,  # a Ctrl-C in the user's terminal is handled by us, not the JVMs
-                preexec_fn=preexec,
-            )
+            preexec: Callable[[], None] | None = None if detached else _die_with_parent(os.getpid())
+
+            def fork() -> subprocess.Popen[bytes]:
+                return subprocess.Popen(
+                    list(command),
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    stdin=subprocess.DEVNULL,
+                    cwd=self.directory,
+                    env=env,
+                    start_new_session=True,  # a Ctrl-C in the user's terminal is handled by us, not the JVMs
+                    preexec_fn=preexec,
+                )
+
+            # Owned JVMs are forked by the spawner thread (see _Spawner); detached ones outlive us anyway.
+            self._popen = fork() if detached else _SPAWNER.run(fork)
         self.pid = self._popen.pid
 
     def is_running(self) -> bool:

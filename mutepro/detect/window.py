@@ -55,6 +55,13 @@ class SlidingWindow(Protocol):
     def reset(self) -> None: ...
 
 
+#: Largest count window: one byte per call per partition and detector, so 100,000 calls is 100 KB each (a
+#: thousand partitions with two detectors: 200 MB). resilience4j's default is 100; more only delays muting.
+MAX_COUNT_WINDOW = 100_000
+#: Longest time window, in seconds (and so buckets at 1 s each: three lists of ints, ~86 KB per partition).
+#: An hour-long window would mute an hour after a broker went bad: useless for muting, costly in memory.
+MAX_TIME_WINDOW_S = 3600
+
 # Outcome bits stored per slot of the count window: one byte per call.
 _FAILED = 1
 _SLOW = 2
@@ -66,6 +73,11 @@ class CountWindow:
     def __init__(self, size: int) -> None:
         if int(size) != size or size < 1:
             raise ConfigError(f"window size must be a whole number of calls >= 1, got {size!r}; use e.g. 100")
+        if size > MAX_COUNT_WINDOW:
+            # Checked before allocating: 10**13 would otherwise be a MemoryError inside the driver thread.
+            raise ConfigError(
+                f"window size: a count window holds at most {MAX_COUNT_WINDOW:,} calls, got {size!r}; use e.g. 100"
+            )
         self.size = int(size)
         self._slots = bytearray(self.size)
         self._next = 0  # slot the next call is written to
@@ -157,10 +169,16 @@ class TimeWindow:
     def __init__(self, size_s: float, buckets: int | None = None) -> None:
         if not size_s > 0 or math.isinf(size_s):
             raise ConfigError(f"time window size_s must be a finite number of seconds > 0, got {size_s!r}")
+        if size_s > MAX_TIME_WINDOW_S:
+            raise ConfigError(
+                f"window size: a time window spans at most {MAX_TIME_WINDOW_S} seconds, got {size_s!r}; use e.g. 10"
+            )
         if buckets is None:
             buckets = max(1, math.ceil(size_s))  # 1 s buckets: 10 s -> 10 buckets, 0.5 s -> 1 bucket of 0.5 s
-        if int(buckets) != buckets or buckets < 1:
-            raise ConfigError(f"time window buckets must be a whole number >= 1, got {buckets!r}")
+        if int(buckets) != buckets or buckets < 1 or buckets > MAX_TIME_WINDOW_S:
+            raise ConfigError(
+                f"time window buckets must be a whole number from 1 to {MAX_TIME_WINDOW_S}, got {buckets!r}"
+            )
         self.size_s = float(size_s)
         self.buckets = int(buckets)
         self.width_s = self.size_s / self.buckets

@@ -334,7 +334,7 @@ class MuteBreaker:
         try:
             storage = self._store.storage_for(name)
         except StoreError as err:
-            log.warning("breaker store unavailable, keeping state locally", breaker=name, error=str(err))
+            _store_warning("breaker store unavailable, keeping state locally", name, err)
             storage = pybreaker.CircuitMemoryStorage(pybreaker.STATE_CLOSED)
         self._cb = pybreaker.CircuitBreaker(name=name, state_storage=storage, listeners=list(listeners))
 
@@ -502,13 +502,13 @@ class MuteBreaker:
             current = self._store.read(self.name)
             stored_version = int(current.get("version", 0)) if current else 0  # type: ignore[call-overload]
         except (StoreError, TypeError, ValueError) as err:
-            log.warning("could not read breaker record", breaker=self.name, error=str(err))
+            _store_warning("could not read breaker record", self.name, err)
             stored_version = 0
         self._seen = (max(self._seen[0], stored_version) + 1, self._writer)
         try:
             self._store.publish(self.name, self._record(now))
         except StoreError as err:
-            log.warning("could not publish breaker record", breaker=self.name, error=str(err))
+            _store_warning("could not publish breaker record", self.name, err)
 
     def _sync_due(self, now: float) -> bool:
         return self._last_sync is None or now - self._last_sync >= self.sync_interval_s
@@ -519,7 +519,7 @@ class MuteBreaker:
         try:
             record = self._store.read(self.name)
         except StoreError as err:
-            log.warning("could not read breaker record", breaker=self.name, error=str(err))
+            _store_warning("could not read breaker record", self.name, err)
             return None
         if not record:
             return None
@@ -571,3 +571,11 @@ class MuteBreaker:
 
     def __repr__(self) -> str:
         return f"MuteBreaker({self.name!r}, {self.state.value}, reason={self._reason!r})"
+
+
+def _store_warning(event: str, breaker: str, err: Exception) -> None:
+    # An outage the store already reported (once, URL redacted) is not repeated per breaker and per tick.
+    if isinstance(err, StoreError) and err.reported:
+        log.debug(event, breaker=breaker, error=str(err))
+    else:
+        log.warning(event, breaker=breaker, error=str(err))

@@ -20,6 +20,7 @@ from mutepro.detect.broker import BrokerDetector
 from mutepro.detect.model import Delivery, PartitionLoad, Verdict
 from mutepro.detect.protocols import PartitionDetector
 from mutepro.detect.stats import StatsSnapshot
+from mutepro.errors import ConfigError
 from mutepro.logs import get_logger
 from mutepro.mute.breaker import BreakerState, MuteBreaker, Transition
 from mutepro.mute.factory import build_detectors
@@ -236,8 +237,16 @@ class ProducerMuteManager:
             self._rebuild(topic)
 
     def mute_broker(self, broker_id: int) -> None:
-        """Mute every partition led by ``broker_id`` until :meth:`unmute_broker`."""
+        """Mute every partition led by ``broker_id`` until :meth:`unmute_broker`.
+
+        Raises :class:`ConfigError` for an id that leads nothing this manager knows while it knows some leaders
+        (a typo would otherwise be listed as a muted broker that mutes nothing)."""
         with self._lock:
+            known = {part.leader for t in self._topics.values() for part in t.partitions.values() if part.leader >= 0}
+            if known and broker_id not in known:
+                raise ConfigError(
+                    f"broker_id: {broker_id} leads no partition of the known topics; known leaders: {sorted(known)}"
+                )
             self._forced_brokers.add(broker_id)
             for name, t in list(self._topics.items()):
                 for part in t.partitions.values():
@@ -417,8 +426,6 @@ class ProducerMuteManager:
         t = self._topics.get(topic)
         part = t.partitions.get(partition) if t is not None else None
         if part is None:
-            from mutepro.errors import ConfigError
-
             known = sorted(t.partitions) if t is not None else []
             raise ConfigError(
                 f"partition: {topic}[{partition}] is not known to this producer (known partitions: {known}); "

@@ -13,6 +13,11 @@ Each breaker name has two things in a store:
 Shared-state semantics: a breaker that another process opened is adopted on the next ``MuteBreaker.tick()``
 with the same retry time, so one Spark executor's detection mutes the partition for every executor. Both
 backends serialise records as JSON, so they behave identically (the contract tests run against both).
+
+Redis outages are reported once: the first failed operation logs one warning (URL with its password
+redacted), later ones only count, and the first success afterwards logs how many failed meanwhile. That
+includes pybreaker's own storage, whose default logger would print a bare ``RedisError`` traceback to stderr
+for every operation while Redis is down. No message or log line carries the URL's password.
 """
 
 from __future__ import annotations
@@ -21,14 +26,26 @@ import json
 import threading
 from collections.abc import Mapping
 from typing import Any, Protocol, runtime_checkable
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 import pybreaker
 
 from mutepro.errors import ConfigError, MuteproError
+from mutepro.logs import get_logger
+from mutepro.policy.redact import redact_text, redact_url
+
+log = get_logger("mutepro.mute")
 
 
 class StoreError(MuteproError):
-    """The shared breaker store could not be read or written (e.g. Redis unreachable)."""
+    """The shared breaker store could not be read or written (e.g. Redis unreachable).
+
+    ``reported`` is true when the store has already logged the outage (callers then log at debug only).
+    """
+
+    def __init__(self, message: str, *, reported: bool = False) -> None:
+        super().__init__(message)
+        self.reported = reported
 
 
 @runtime_checkable
@@ -87,6 +104,77 @@ class MemoryStore:
         """Nothing to release."""
 
 
+def _url_secrets(url: str) -> tuple[str, ...]:
+    """The credentials inside a Redis URL (userinfo password, ``?password=``), to scrub from driver errors."""
+    try:
+        parts = urlsplit(url)
+        found = [parts.password or ""]
+        found += [value for name, value in parse_qsl(parts.query) if name.lower() == "password"]
+    except ValueError:
+        return ()
+    return tuple({candidate for text in found if text for candidate in (text, unquote(text))})
+
+
+class _Outage:
+    """One warning per Redis outage instead of one per failed operation; a note when Redis is back."""
+
+    def __init__(self, shown_url: str, secrets: tuple[str, ...]) -> None:
+        self._shown_url = shown_url
+        self._secrets = secrets
+        self._lock = threading.Lock()
+        self._failures = 0  # failed operations in the current outage (0: Redis is fine)
+        self.outages = 0  # outages seen so far (for tests and metrics)
+
+    def redacted(self, err: BaseException | str) -> str:
+        return redact_text(str(err), self._secrets)
+
+    def failed(self, operation: str, err: BaseException) -> None:
+        with self._lock:
+            self._failures += 1
+            first = self._failures == 1
+            if first:
+                self.outages += 1
+        if first:
+            log.warning(
+                "Redis unreachable: breakers keep their local state until it is back (reported once per outage)",
+                url=self._shown_url,
+                operation=operation,
+                error=self.redacted(err),
+            )
+
+    def succeeded(self) -> None:
+        if not self._failures:  # unlocked read: the common case must stay cheap
+            return
+        with self._lock:
+            failed, self._failures = self._failures, 0
+        if failed:
+            log.info("Redis reachable again", url=self._shown_url, failed_operations=failed)
+
+
+class _OutageLogger:
+    """Stands in for pybreaker's module logger on mutepro's storages: its ``exception()`` calls (one per failed
+    Redis operation, each with a traceback) feed the outage report instead of stderr."""
+
+    def __init__(self, outage: _Outage) -> None:
+        self._outage = outage
+
+    def exception(self, msg: str, *args: object, **kwargs: object) -> None:
+        import sys
+
+        err = sys.exc_info()[1]
+        self._outage.failed(f"pybreaker: {msg}", err if err is not None else RuntimeError(msg))
+
+    def error(self, msg: str, *args: object, **kwargs: object) -> None:
+        self._outage.failed(f"pybreaker: {msg}", RuntimeError(msg))
+
+    warning = error
+
+    def debug(self, msg: str, *args: object, **kwargs: object) -> None:
+        """Ignored."""
+
+    info = debug
+
+
 class RedisStore:
     """Breaker state in Redis, shared by every process using the same ``url`` and ``key_prefix``.
 
@@ -104,14 +192,21 @@ class RedisStore:
         if not key_prefix:
             raise ConfigError("store.key_prefix must not be empty; e.g. 'mutepro' or the job name")
         self.url = url
+        #: The URL as it may be shown (password replaced by ***): every message and log line uses this one.
+        self.shown_url = redact_url(url)
         self.key_prefix = key_prefix
+        self._outage = _Outage(self.shown_url, _url_secrets(url))
         self._redis_errors: tuple[type[BaseException], ...] = (redis.RedisError, OSError)
         try:
             self._redis = redis.Redis.from_url(
                 url, socket_timeout=socket_timeout_s, socket_connect_timeout=socket_timeout_s
             )
         except ValueError as err:
-            raise ConfigError(f"store.url {url!r} is not a Redis URL; use redis://host:6379/0") from err
+            # from None: the driver's own message (and so a traceback's chained one) may quote the URL.
+            raise ConfigError(
+                f"store.url {self.shown_url!r} is not a Redis URL ({self._outage.redacted(err)}); "
+                "use redis://[:password@]host:6379/0"
+            ) from None
         self._lock = threading.Lock()
         self._storages: dict[str, pybreaker.CircuitRedisStorage] = {}
 
@@ -124,11 +219,15 @@ class RedisStore:
             storage = self._storages.get(name)
             if storage is None:
                 try:
-                    storage = pybreaker.CircuitRedisStorage(
-                        pybreaker.STATE_CLOSED, self._redis, namespace=f"{self.key_prefix}:{name}"
+                    storage = _QuietRedisStorage(
+                        self._outage, pybreaker.STATE_CLOSED, self._redis, namespace=f"{self.key_prefix}:{name}"
                     )
                 except self._redis_errors as err:
-                    raise StoreError(f"cannot reach Redis at {self.url} for breaker {name!r}: {err}") from err
+                    self._outage.failed("create pybreaker storage", err)
+                    raise StoreError(
+                        f"cannot reach Redis at {self.shown_url} for breaker {name!r}: {self._outage.redacted(err)}",
+                        reported=True,
+                    ) from None
                 self._storages[name] = storage
             return storage
 
@@ -138,14 +237,24 @@ class RedisStore:
         try:
             self._redis.set(self._record_key(name), encoded)
         except self._redis_errors as err:
-            raise StoreError(f"cannot publish breaker {name!r} to Redis at {self.url}: {err}") from err
+            self._outage.failed("publish", err)
+            raise StoreError(
+                f"cannot publish breaker {name!r} to Redis at {self.shown_url}: {self._outage.redacted(err)}",
+                reported=True,
+            ) from None
+        self._outage.succeeded()
 
     def read(self, name: str) -> Mapping[str, object] | None:
         """GET and decode the JSON record, or None."""
         try:
             raw: Any = self._redis.get(self._record_key(name))
         except self._redis_errors as err:
-            raise StoreError(f"cannot read breaker {name!r} from Redis at {self.url}: {err}") from err
+            self._outage.failed("read", err)
+            raise StoreError(
+                f"cannot read breaker {name!r} from Redis at {self.shown_url}: {self._outage.redacted(err)}",
+                reported=True,
+            ) from None
+        self._outage.succeeded()
         if raw is None:
             return None
         try:
@@ -157,6 +266,14 @@ class RedisStore:
     def close(self) -> None:
         """Close the connection pool."""
         self._redis.close()
+
+
+class _QuietRedisStorage(pybreaker.CircuitRedisStorage):
+    """pybreaker's Redis storage, its per-operation error logging routed into the store's outage report."""
+
+    def __init__(self, outage: _Outage, *args: Any, **kwargs: Any) -> None:
+        self.logger = _OutageLogger(outage)  # type: ignore[assignment]  # shadows the class-level logger
+        super().__init__(*args, **kwargs)
 
 
 STORE_BACKENDS = ("memory", "redis")

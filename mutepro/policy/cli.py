@@ -61,7 +61,7 @@ def show(files: tuple[str, ...], as_json: bool, topic: str | None) -> None:
         data = {
             "topic": topic,
             "matched": rule if rule is not None else "defaults",
-            "policy": policy.for_topic(topic).model_dump(mode="json"),
+            "policy": policy.redacted_topic(topic),
         }
     if as_json:
         click.echo(json.dumps(data, indent=2))

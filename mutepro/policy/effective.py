@@ -11,7 +11,8 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any
 
-from mutepro.policy.redact import redact_client, redact_url
+from mutepro.policy.paths import KeyPath
+from mutepro.policy.redact import REDACTED, redact_client, redact_url
 from mutepro.policy.schema import LoggingConfig, MetricsConfig, PolicyDocument, StateConfig, TopicPolicy
 from mutepro.policy.topics import TopicRule, build_rules, select_rule
 
@@ -19,12 +20,18 @@ from mutepro.policy.topics import TopicRule, build_rules, select_rule
 class Policy:
     """An effective mutepro policy (build it with :func:`mutepro.policy.load_policy`)."""
 
-    __slots__ = ("_cache", "_document", "_rules", "_sources", "_topics")
+    __slots__ = ("_cache", "_document", "_from_env", "_rules", "_sources", "_topics")
 
     def __init__(
-        self, document: PolicyDocument, topics: Mapping[str, TopicPolicy], sources: tuple[str, ...] = ()
+        self,
+        document: PolicyDocument,
+        topics: Mapping[str, TopicPolicy],
+        sources: tuple[str, ...] = (),
+        from_env: frozenset[KeyPath] = frozenset(),
     ) -> None:
         self._document = document
+        # Paths whose value came (partly) from ${...}: strings there may be secrets, hidden when shown.
+        self._from_env = from_env
         self._topics: Mapping[str, TopicPolicy] = MappingProxyType(dict(topics))
         self._rules: list[TopicRule] = build_rules(list(topics))
         self._sources = sources
@@ -58,6 +65,11 @@ class Policy:
         return self._document.logging
 
     @property
+    def logging_written(self) -> bool:
+        """True if a source wrote a ``logging:`` section (rather than the schema filling in its defaults)."""
+        return "logging" in self._document.model_fields_set
+
+    @property
     def metrics(self) -> MetricsConfig:
         return self._document.metrics
 
@@ -81,19 +93,44 @@ class Policy:
         return cached
 
     def to_redacted_dict(self) -> dict[str, Any]:
-        """The effective policy as plain data, safe to print or log: secrets are ``***``."""
+        """The effective policy as plain data, safe to print or log: secrets are ``***``.
+
+        Also ``***``: any string that came from an environment variable (``client.id: ${SECRET}`` is a secret
+        in a non-secret field as far as anyone can tell). Numbers and booleans from ``${...}`` stay visible:
+        seeing the effective ``threshold_ms`` per environment is what ``show`` is for.
+        """
         state = self.state.model_dump(mode="json")
         if isinstance(state.get("url"), str):
             state["url"] = redact_url(state["url"])
-        return {
+        data = {
             "version": self.version,
             "client": redact_client(self._document.client),
             "defaults": self.defaults.model_dump(mode="json"),
-            "topics": {key: policy.model_dump(mode="json") for key, policy in self._topics.items()},
+            "topics": {key: self._redacted_topic(key, policy) for key, policy in self._topics.items()},
             "state": state,
             "logging": self.logging.model_dump(mode="json"),
             "metrics": self.metrics.model_dump(mode="json"),
         }
+        for path in self._from_env:
+            # state.url has its own rule (the password goes, host and db stay): redact_url above.
+            if path[:1] != ("topics",) and path != ("state", "url"):
+                _hide_string(data, path)
+        return data
+
+    def redacted_topic(self, topic: str) -> dict[str, Any]:
+        """The effective policy of ``topic`` as plain data, strings from the environment hidden."""
+        key = self.rule_for(topic)
+        return self._redacted_topic(key, self.for_topic(topic))
+
+    def _redacted_topic(self, key: str | None, policy: TopicPolicy) -> dict[str, Any]:
+        data = policy.model_dump(mode="json")
+        for path in self._from_env:
+            # Written under this entry, or inherited from defaults (hidden either way: safe side).
+            if key is not None and path[:2] == ("topics", key):
+                _hide_string(data, path[2:])
+            elif path[:1] == ("defaults",):
+                _hide_string(data, path[1:])
+        return data
 
     def __repr__(self) -> str:
         return (
@@ -108,3 +145,21 @@ class Policy:
 
     def __hash__(self) -> int:
         return hash((self._document.model_dump_json(), tuple(self._topics)))
+
+
+def _hide_string(data: Any, path: KeyPath) -> None:
+    """Replace the string at ``path`` in nested ``data`` by ``***`` (other values and missing paths: no-op)."""
+    for part in path[:-1]:
+        if not isinstance(data, dict | list):
+            return
+        try:
+            data = data[part]  # type: ignore[index]
+        except (KeyError, IndexError, TypeError):
+            return
+    if not path:
+        return
+    last = path[-1]
+    if isinstance(data, dict) and isinstance(data.get(last), str):  # type: ignore[call-overload]
+        data[last] = REDACTED  # type: ignore[index]
+    elif isinstance(data, list) and isinstance(last, int) and 0 <= last < len(data) and isinstance(data[last], str):
+        data[last] = REDACTED

@@ -16,6 +16,7 @@ Top-level keys starting with ``x-`` are ignored, as in docker-compose, so files 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 from collections.abc import Mapping
@@ -24,11 +25,13 @@ from typing import Any
 from pydantic import ValidationError
 
 from mutepro.policy.checks import check_topic_policy, client_limits
+from mutepro.policy.client_keys import is_known_client_key, suggest_client_key
 from mutepro.policy.effective import Policy
 from mutepro.policy.errors import PolicyError, PolicyIssue
 from mutepro.policy.interpolate import interpolate
 from mutepro.policy.merge import deep_merge, merge_sources
 from mutepro.policy.paths import KeyPath, get_path
+from mutepro.policy.redact import redact_text
 from mutepro.policy.schema import PolicyDocument, TopicPolicy
 from mutepro.policy.source import Source, from_mapping, read_file
 from mutepro.policy.topics import compile_rule, rule_kind
@@ -38,6 +41,7 @@ PolicySource = str | os.PathLike[str] | Mapping[str, Any]
 
 #: Kafka's legal topic characters and length (``Topic.validate``): anything else can only be a pattern.
 _TOPIC_NAME = re.compile(r"^[a-zA-Z0-9._-]{1,249}$")
+_NAMES = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)")
 
 
 def load_policy(*sources: PolicySource, env: Mapping[str, str] | None = None) -> Policy:
@@ -77,8 +81,26 @@ def load_policy(*sources: PolicySource, env: Mapping[str, str] | None = None) ->
     document, topics, validation_issues = validate(merged)
     issues.extend(validation_issues)
     if issues or document is None:
-        raise PolicyError(_ordered(issues, [s.name for s in loaded]))
-    return Policy(document, topics, tuple(s.name for s in loaded))
+        raise PolicyError(_scrubbed(_ordered(issues, [s.name for s in loaded]), merged, environment))
+    return Policy(document, topics, tuple(s.name for s in loaded), frozenset(merged.from_env))
+
+
+def _scrubbed(issues: list[PolicyIssue], merged: Source, env: Mapping[str, str]) -> list[PolicyIssue]:
+    """Belt and braces: no environment value that went into the policy appears in any issue's text.
+
+    Issues already quote ``${NAME}`` as written for the paths they name; this also covers a value that
+    reached a message some other way (a topic inheriting it, a cross-field check).
+    """
+    names = {name for text in merged.from_env.values() for name in _NAMES.findall(text)}
+    # Values of 4 characters or more: scrubbing "1" or "on" would garble messages and hides nothing.
+    values = sorted({env[n] for n in names if len(env.get(n) or "") >= 4}, key=len, reverse=True)
+    if not values:
+        return issues
+    return [
+        dataclasses.replace(issue, found=redact_text(issue.found, tuple(values)), message=redact_text(
+            issue.message, tuple(values)))
+        for issue in issues
+    ]
 
 
 def validate(source: Source) -> tuple[PolicyDocument | None, dict[str, TopicPolicy], list[PolicyIssue]]:
@@ -98,6 +120,7 @@ def validate(source: Source) -> tuple[PolicyDocument | None, dict[str, TopicPoli
     client_raw = _section(data, "client")
     limits, limit_issues = client_limits(client_raw, source)
     issues.extend(limit_issues)
+    issues.extend(_check_client_keys(client_raw, source))
 
     topics: dict[str, TopicPolicy] = {}
     defaults: TopicPolicy | None = document.defaults if document is not None else None
@@ -138,6 +161,33 @@ def _inherited(found: Translated, override: dict[str, Any], inherited: set[tuple
     # A topic entry that did not set the offending key repeats the defaults' error: report it once, there.
     written, _ = get_path(override, found.relative)
     return not written and (found.relative, found.kind) in inherited
+
+
+def _check_client_keys(client: Mapping[str, Any], source: Source) -> list[Translated]:
+    """Keys librdkafka does not know (a typo like ``sasl.pasword``), with the closest known name."""
+    if "plugin.library.paths" in client:
+        return []  # a librdkafka plugin may define its own settings: leave them to Producer() to judge
+    found: list[Translated] = []
+    for key in client:
+        if is_known_client_key(key):
+            continue
+        path: KeyPath = ("client", key)
+        close = suggest_client_key(key)
+        hint = f"; did you mean {close!r}?" if close else " (see librdkafka's CONFIGURATION.md)"
+        found.append(
+            Translated(
+                path,
+                "client_key",
+                # found names the key only: the value of a misspelt secret key is a secret.
+                source.issue(
+                    path,
+                    expected="a librdkafka configuration property",
+                    found=f"the key {key!r}",
+                    message=f"unknown librdkafka setting {key!r}{hint}",
+                ),
+            )
+        )
+    return found
 
 
 def _check_topic_key(key: str, source: Source, prefix: KeyPath) -> Translated | None:

@@ -29,6 +29,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
+from mutepro.detect.window import MAX_COUNT_WINDOW, MAX_TIME_WINDOW_S
 from mutepro.policy.redact import redact_client, redact_url
 
 KeyedPolicyName = Literal["reroute", "hold", "fail", "ignore"]
@@ -55,7 +56,9 @@ class HoldConfig(_Model):
     max_messages: int = Field(
         default=10_000,
         ge=1,
-        description="Messages held per muted partition; beyond this produce() raises BufferError.",
+        le=10_000_000,
+        description="Messages held per muted partition (at most 10,000,000); beyond this produce() raises "
+        "BufferError.",
     )
 
 
@@ -63,7 +66,25 @@ class WindowConfig(_Model):
     """A resilience4j-style sliding window: the last ``size`` calls (count) or seconds (time)."""
 
     type: WindowType = Field(default="count", description="count: the last N calls; time: the last N seconds.")
-    size: int = Field(default=100, ge=1, description="Calls (count window) or seconds (time window).")
+    size: int = Field(
+        default=100,
+        ge=1,
+        le=MAX_COUNT_WINDOW,
+        description=f"Calls (count window, at most {MAX_COUNT_WINDOW:,}) or seconds (time window, at most "
+        f"{MAX_TIME_WINDOW_S}). Memory grows with it, per partition.",
+    )
+
+    @model_validator(mode="after")
+    def _time_window_bound(self) -> WindowConfig:
+        # The count bound is the field's le=; a time window allocates a bucket per second, so its bound is lower.
+        if self.type == "time" and self.size > MAX_TIME_WINDOW_S:
+            raise cross_field_error(
+                "size",
+                expected=f"a value <= {MAX_TIME_WINDOW_S} (seconds) for a time window",
+                found=str(self.size),
+                message="window.size is too large for a time window (one bucket per second, per partition)",
+            )
+        return self
 
 
 def _check_minimum_calls(minimum_calls: int, window: WindowConfig) -> None:
@@ -172,11 +193,18 @@ class BreakerConfig(_Model):
     """How a muted partition comes back: open -> half-open after a backed-off interval, then probes."""
 
     retry_interval_ms: int = Field(
-        default=5000, ge=1, description="KIP-693 mute.retry.interval: open -> half-open after this long."
+        default=5000,
+        ge=1,
+        le=86_400_000,
+        description="KIP-693 mute.retry.interval: open -> half-open after this long (at most a day).",
     )
-    max_retry_interval_ms: int = Field(default=60_000, ge=1, description="Cap of the backed-off retry interval.")
+    max_retry_interval_ms: int = Field(
+        default=60_000, ge=1, le=86_400_000, description="Cap of the backed-off retry interval (at most a day)."
+    )
     backoff_multiplier: float = Field(default=2.0, ge=1, description="Retry interval growth after each failed probe.")
-    half_open_probes: int = Field(default=5, ge=1, description="Probe messages that must succeed to unmute.")
+    half_open_probes: int = Field(
+        default=5, ge=1, le=10_000, description="Probe messages that must succeed to unmute (at most 10,000)."
+    )
 
     @model_validator(mode="after")
     def _cap_above_start(self) -> BreakerConfig:

@@ -21,7 +21,6 @@ from pydantic_core import ErrorDetails
 
 from mutepro.policy.errors import PolicyIssue
 from mutepro.policy.paths import KeyPath, format_path, get_path
-from mutepro.policy.redact import redact_value
 from mutepro.policy.source import Source, describe
 
 _TYPE_EXPECTED = {
@@ -88,9 +87,11 @@ def _one(error: ErrorDetails, model: type[BaseModel], data: Any, source: Source,
         relative = (*relative, str(ctx["field"]))
     path = (*prefix, *relative)
     exists, value = get_path(data, relative)
-    found = str(ctx["found"]) if "found" in ctx else describe(redact_value(path, value)) if exists else "nothing"
+    # Shown as written when it came from ${...} (the environment may hold a secret), redacted otherwise.
+    shown = source.shown(path, value)
+    found = str(ctx["found"]) if "found" in ctx else describe(shown) if exists else "nothing"
     name = str(relative[-1]) if relative else "the policy"
-    expected, message = _explain(kind, error["msg"], ctx, name, relative, model, value)
+    expected, message = _explain(kind, error["msg"], ctx, name, relative, model, shown)
     mark = source.mark_of(path)
     issue = PolicyIssue(mark.file, mark.line, mark.column, format_path(path), expected, found, message)
     return Translated(relative, kind, issue)

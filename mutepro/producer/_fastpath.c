@@ -472,6 +472,10 @@ typedef struct {
      * poll at once and leave in any order: one shared slot saved and restored around each poll could be left
      * naming a thread that no longer polls. */
     long long app_pollers;       /* threads inside the application's poll()/flush() right now */
+    long long inline_pollers;    /* threads inside produce()'s inline poll right now */
+    /* > 0 while a rescue purges and re-sends: no new poll may start on another thread, so every purge report
+     * reaches the rescue itself (served elsewhere, its messages were re-sent late and out of order) */
+    int rescue_pending;
     long long since_app_poll;    /* messages produced since the application last polled */
     long long inline_poll_every; /* then serve reports inline (queued for the app's next poll) */
     long long inline_polls;      /* how often that happened */
@@ -987,7 +991,7 @@ static PyObject *FastPath_produce(FastPath *fp, PyObject *const *args, size_t na
     row[COL_SENT_BYTES] += size;
     fp->counts->sent_total++;
     fp->counts->produced++;
-    if (++fp->since_app_poll >= fp->inline_poll_every && poll_state_get(fp) == 0) {
+    if (++fp->since_app_poll >= fp->inline_poll_every && poll_state_get(fp) == 0 && !fp->rescue_pending) {
         /* The application is not polling: serve librdkafka's reports here (queued for its next poll) so they
          * do not pile up until the driver's next tick. Never from inside a poll on this thread (a delivery
          * callback that produces): confluent-kafka's poll() nested in its own callback loses the outer call's
@@ -997,7 +1001,9 @@ static PyObject *FastPath_produce(FastPath *fp, PyObject *const *args, size_t na
         fp->inline_polls++;
         if (poll_state_set(fp, 2) < 0)
             goto done;
+        fp->inline_pollers++;
         PyObject *pr = PyObject_CallOneArg(fp->inner_poll, ZERO);
+        fp->inline_pollers--;
         if (poll_state_set(fp, 0) < 0)
             PyErr_Clear(); /* removing an entry allocates nothing; cannot fail in practice */
         if (pr == NULL)
@@ -1130,6 +1136,8 @@ static PyObject *FastPath_forget_reporters(FastPath *self, PyObject *Py_UNUSED(i
 }
 
 static PyObject *FastPath_enter_direct(FastPath *self, PyObject *Py_UNUSED(ignored)) {
+    if (self->rescue_pending)
+        Py_RETURN_NONE; /* checked and entered in one step under the GIL: no poll starts once a rescue waits */
     uintptr_t previous = poll_state_get(self);
     uintptr_t depth = (previous >> 1) + 1;
     if (poll_state_set(self, (depth << 1) | 1) < 0)
@@ -1172,7 +1180,8 @@ static PyMethodDef FastPath_methods[] = {
      "callback=None): MuteProducer.produce without a Python frame for healthy topics"},
     {"forget_reporters", (PyCFunction)FastPath_forget_reporters, METH_NOARGS, "drop the cached reporters"},
     {"enter_direct", (PyCFunction)FastPath_enter_direct, METH_NOARGS,
-     "this thread now serves reports for the application: callbacks may run directly; returns the previous"},
+     "this thread now serves reports for the application: callbacks may run directly; returns a token for "
+     "leave_direct, or None (nothing entered) while a rescue is pending"},
     {"leave_direct", (PyCFunction)FastPath_leave_direct, METH_O,
      "this thread leaves the application's poll: pass the token enter_direct returned"},
     {"polling", (PyCFunction)FastPath_polling, METH_NOARGS,
@@ -1187,6 +1196,10 @@ static PyMemberDef FastPath_members[] = {
      "threads inside the application's poll()/flush() right now"},
     {"since_app_poll", T_LONGLONG, offsetof(FastPath, since_app_poll), 0, "messages since the app polled"},
     {"inline_polls", T_LONGLONG, offsetof(FastPath, inline_polls), READONLY, "inline report servings"},
+    {"inline_pollers", T_LONGLONG, offsetof(FastPath, inline_pollers), READONLY,
+     "threads inside produce()'s inline poll right now"},
+    {"rescue_pending", T_INT, offsetof(FastPath, rescue_pending), 0,
+     "> 0 while a rescue runs: no new poll starts on another thread"},
     {"direct_reports", T_LONGLONG, offsetof(FastPath, direct_reports), READONLY, "reports served directly"},
     {"fallbacks", T_LONGLONG, offsetof(FastPath, fallbacks), READONLY, "produce() calls handed to Python"},
     {"app_polls", T_LONGLONG, offsetof(FastPath, app_polls), READONLY, "the application's poll rounds"},

@@ -21,6 +21,7 @@ How one message travels (see README "How it works"):
 from __future__ import annotations
 
 import contextlib
+import heapq
 import itertools
 import os
 import threading
@@ -36,9 +37,10 @@ from typing import Any
 import confluent_kafka
 from confluent_kafka import KafkaError, KafkaException, Message
 
+from mutepro.detect.errors import counts_against_partition
 from mutepro.detect.stats import StatsParseError, StatsSnapshot, parse_stats
 from mutepro.errors import ConfigError
-from mutepro.logs import get_logger
+from mutepro.logs import apply_policy_logging, get_logger
 from mutepro.mute.factory import build_detectors
 from mutepro.mute.manager import DetectorFactory, MuteEvent, ProducerMuteManager
 from mutepro.mute.store import BreakerStore, make_store
@@ -84,6 +86,8 @@ PROBE = 4  # a probe of a half-open partition
 RESCUED = 8  # re-sent by a rescue already: not rescued again after a timeout
 _REPORTER_CACHE = 512
 _DIRECT_WAIT_S = 0.2  # a blocking poll() waits in librdkafka this long at a time (then checks the queue again)
+_RESCUE_QUIET_S = 1.0
+_RESCUE_DRAIN_S = 0.005  # a rescue waits at most this long for other threads to leave librdkafka's poll
 # the built-in partitioner settings the C fast path places keyed messages for (others: the Python path)
 _KEY_MODES = {
     "consistent": "KP_CONSISTENT",
@@ -120,15 +124,20 @@ class _GatedLock:
 class _Held:
     """A keyed message kept by ``keyed_policy: hold`` (the slow path: only while its partition is muted)."""
 
-    __slots__ = ("callback", "headers", "key", "timestamp", "topic", "value")
+    __slots__ = ("callback", "enqueued", "headers", "key", "timestamp", "topic", "value")
 
-    def __init__(self, topic: str, value: Any, key: Any, headers: Any, timestamp: int, callback: Any) -> None:
+    def __init__(
+        self, topic: str, value: Any, key: Any, headers: Any, timestamp: int, callback: Any,
+        enqueued: float | None = None,
+    ) -> None:
         self.topic = topic
         self.value = value
         self.key = key
         self.headers = headers
         self.timestamp = timestamp
         self.callback = callback
+        # when the application produced it (time.monotonic): a hold queue is kept in this order
+        self.enqueued = time.monotonic() if enqueued is None else enqueued
 
 
 def _topic_of(msg: Message) -> str:
@@ -194,7 +203,13 @@ class MuteProducer:
                 "MuteProducer(config, policy={...}) or in a YAML policy (MuteProducer.from_policy)"
             )
         self._policy = _coerce_policy(policy)
+        apply_policy_logging(self._policy)  # the policy's logging: section, if it has one (see mutepro.logs)
         self._clock = clock
+        if not 0.001 <= tick_interval_s <= 10:
+            raise ConfigError(
+                f"tick_interval_s: {tick_interval_s!r} is outside 0.001-10 s; the driver judges partitions once per "
+                "tick (default 0.05)"
+            )
         self._tick_s = tick_interval_s
         self.name = name or f"mutepro-{next(_ids)}"
 
@@ -279,9 +294,25 @@ class MuteProducer:
         self._held_total = 0
         self._retry: deque[tuple[_Held, int]] = deque()
         self._rescuing = False
-        self._rescue_batch: list[tuple[DeliveryCallback | None, int, Message]] = []
-        self._user_purge_at = float("-inf")  # messages sent before the application's last purge() stay purged
+        # (enqueue time, cb, kind, msg) of each message our rescue purged, re-sent in enqueue order
+        self._rescue_batch: list[tuple[float | None, DeliveryCallback | None, int, Message]] = []
+        # Whose purge a purge report belongs to: the application's (report it) or our rescue's (re-send it).
+        # A report outside a rescue belongs to whichever purged last.
+        self._user_purge_at = float("-inf")
+        self._rescue_purge_at = float("-inf")
+        self._stragglers = 0  # purge reports of a rescue that reached us after it (see _on_error_report)
+        self._no_rescue = threading.Event()  # cleared while a rescue keeps other threads out of librdkafka's poll
+        self._no_rescue.set()
         self._wanted_topics: set[str] = set()
+        # Topics with messages left to librdkafka's partitioner (sent before their metadata was known) and no
+        # report yet showing librdkafka placed them. Their messages wait in librdkafka's unassigned queue until
+        # ITS metadata arrives; a message sent meanwhile with an explicit partition (ours) could reach the
+        # partition's queue first and be written before older ones of the same key (seen: a key's sequences
+        # 35-40 written after 41-42, at start). librdkafka places the whole unassigned queue at once, so the first
+        # report of such a message with a partition shows the way is clear: only then is the topic routed here.
+        self._unassigned_topics: set[str] = set()
+        # ... and those librdkafka has placed since: it knows them, so it places later unassigned sends at once
+        self._placed_topics: set[str] = set()
         # keyed reroutes since the last tick, (topic, home) -> {target: count}: one event per tick, not per message
         self._reroutes: dict[tuple[str, int], dict[int, int]] = {}
         # messages moved by rescues since the last tick, (topic, origin, why) -> {target: count}
@@ -463,9 +494,13 @@ class MuteProducer:
             # partitions the message exactly as the plain client would.
             self._wanted_topics.add(topic)
         try:
-            if partition is not None and partition >= 0:
+            if partition is not None and partition != -1:
+                # as given, also when negative: librdkafka answers with the plain client's error (-1 alone means
+                # "choose for me")
                 self._dispatch(topic, value, key, headers, timestamp, cb, partition, EXPLICIT)
             elif snap is None:
+                if topic not in self._placed_topics:
+                    self._unassigned_topics.add(topic)
                 self._dispatch(topic, value, key, headers, timestamp, cb, UNASSIGNED, UNCOUNTED)
             else:
                 self._route(topic, value, key, headers, timestamp, cb, snap)
@@ -554,6 +589,9 @@ class MuteProducer:
         served = self._callbacks.serve(0)
         direct = fast.direct_reports
         token = fast.enter_direct()
+        if token is None:  # a rescue is collecting its purge reports: they must all reach it (see _rescue)
+            self._no_rescue.wait(wait_s)
+            return served + self._callbacks.serve(0)
         try:
             self._inner.poll(0.0 if served else wait_s)
         finally:
@@ -969,6 +1007,9 @@ class MuteProducer:
         self._totals.reported_total += 1
         tally = None
         p = -1
+        if kind & UNCOUNTED and self._unassigned_topics and (msg.partition() or 0) >= 0:
+            self._placed_topics.add(msg.topic())  # type: ignore[arg-type]
+            self._unassigned_topics.discard(msg.topic())  # type: ignore[arg-type]
         if not kind & UNCOUNTED:
             tally = tracker.topics.get(msg.topic())  # type: ignore[arg-type]  # a report always has a topic
             p = msg.partition()  # type: ignore[assignment]
@@ -1001,20 +1042,29 @@ class MuteProducer:
     ) -> None:
         code = err.code()
         if code in _PURGED:
-            sent_at = self._clock() - (msg.latency() or 0.0)
-            if sent_at > self._user_purge_at:
-                # Purged by our own rescue, not by the application: re-dispatch. Reports drained inside the
-                # rescue are batched (re-sent in their original order); a straggler is re-sent on its own.
-                if self._rescuing:
-                    self._rescue_batch.append((cb, kind, msg))
-                else:
-                    with self._lock:
-                        held_back: dict[tuple[str, int], list[_Held]] = {}
-                        self._redispatch(cb, kind, msg, held_back)
-                        self._hold_front(held_back)
+            if self._rescuing:
+                # Purged by our own rescue: batched and re-sent in enqueue order. librdkafka reports a purge in
+                # parts (the partition's queue first, then each broker's transmit queue, which holds the OLDER
+                # messages), so report order is not produce order: re-sent as reported, a key's messages came out
+                # of order (e.g. sequences 201-205 written after 213). The enqueue time is now - latency, both on
+                # CLOCK_MONOTONIC, read here in the report itself.
+                self._rescue_batch.append((_enqueued_at(msg), cb, kind, msg))
+                return
+            if self._rescue_purge_at > self._user_purge_at:
+                # A straggler of our rescue (served on another thread after the rescue ran): re-sent on its own.
+                self._stragglers += 1
+                with self._lock:
+                    held_back: dict[tuple[str, int], list[_Held]] = {}
+                    self._redispatch(cb, kind, msg, held_back)
+                    self._hold_front(held_back)
                 return
         else:
-            if kind & PROBE:
+            if not counts_against_partition(code):
+                # the message's or the application's error (too large, invalid, not authorized, ...): the broker
+                # answered, so a probe shows a responsive partition; nothing is judged against it
+                if kind & PROBE:
+                    self._manager.probe_result(_topic_of(msg), p, True)
+            elif kind & PROBE:
                 self._manager.probe_result(_topic_of(msg), p, False)
             elif tally is not None:
                 tally.failed[p] += 1
@@ -1159,7 +1209,7 @@ class MuteProducer:
 
     def _load_metadata(self, now: float) -> None:
         due = [t for t in self._manager.known_topics() if now - self._topic_checked.get(t, 0.0) > _METADATA_REFRESH_S]
-        wanted = list(self._wanted_topics)
+        wanted = [t for t in self._wanted_topics if t not in self._unassigned_topics]  # see _unassigned_topics
         for topic in {*wanted, *due}:
             self._topic_checked[topic] = now
             try:
@@ -1192,24 +1242,22 @@ class MuteProducer:
             log.warning("rescue_skipped", reason="transactional producer", partitions=opened)
             return
         moved: dict[tuple[str, int], dict[int, int]] = {}
-        with self._lock:
-            self._rescuing = True
-            self._rescue_batch = []
-            try:
-                self._inner.purge(in_queue=True, in_flight=False, blocking=True)
-                while self._inner.poll(0) > 0:
-                    pass
-            finally:
-                self._rescuing = False
-            batch, self._rescue_batch = self._rescue_batch, []
-            held_back: dict[tuple[str, int], list[_Held]] = {}
-            for cb, kind, msg in batch:
-                before = _partition_of(msg)
-                target = self._redispatch(cb, kind, msg, held_back)
-                if target is not None and target != before:
-                    counts = moved.setdefault((_topic_of(msg), before), {})
-                    counts[target] = counts.get(target, 0) + 1
-            self._hold_front(held_back)
+        fast = self._fast
+        if fast is not None:
+            # C path: the application's poll() runs without the producer lock, so it could serve some of the
+            # purge reports below, late and on its own thread. Keep new polls out and wait (bounded: a poll waits
+            # in librdkafka at most _DIRECT_WAIT_S at a time) until no other thread is inside one.
+            self._no_rescue.clear()
+            fast.rescue_pending = 1
+            deadline = time.monotonic() + _RESCUE_QUIET_S
+            while (fast.app_pollers or fast.inline_pollers) and time.monotonic() < deadline:
+                time.sleep(0.001)
+        try:
+            batch = self._rescue_locked(moved)
+        finally:
+            if fast is not None:
+                fast.rescue_pending = 0
+                self._no_rescue.set()
         for (topic, partition), targets in moved.items():
             log.info(
                 "partition_rescue", topic=topic, partition=partition, broker=self._manager.leader(topic, partition),
@@ -1218,11 +1266,40 @@ class MuteProducer:
         if batch:
             log.info("rescue_done", purged=len(batch), moved=sum(sum(t.values()) for t in moved.values()))
 
+    def _rescue_locked(self, moved: dict[tuple[str, int], dict[int, int]]) -> list[Any]:
+        with self._lock:
+            self._rescuing = True
+            self._rescue_batch = []
+            self._rescue_purge_at = self._clock()
+            try:
+                self._inner.purge(in_queue=True, in_flight=False, blocking=True)
+                # drain until librdkafka has had a moment with nothing more to report (a report still on its way
+                # when the drain ends would be re-sent late, behind newer messages)
+                while self._inner.poll(_RESCUE_DRAIN_S) > 0:
+                    pass
+            finally:
+                self._rescuing = False
+            batch, self._rescue_batch = _in_enqueue_order(self._rescue_batch), []
+            held_back: dict[tuple[str, int], list[_Held]] = {}
+            for cb, kind, msg in batch:
+                before = _partition_of(msg)
+                target = self._redispatch(cb, kind, msg, held_back)
+                if target is not None and target != before:
+                    counts = moved.setdefault((_topic_of(msg), before), {})
+                    counts[target] = counts.get(target, 0) + 1
+            self._hold_front(held_back)
+        return batch
+
     def _hold_front(self, held_back: dict[tuple[str, int], list[_Held]]) -> None:
-        """Purged messages are older than anything held since the mute: they go first, in order."""
+        """Purged messages go back into the hold queue where they belong by enqueue time: usually the front (they
+        are older than anything held since the mute), but a late purge report (served on another thread after
+        the rescue) may be older or newer than what the rescue put there. One by one at the front, such a block
+        came out reversed."""
         for key, items in held_back.items():
-            queue = self._holds.setdefault(key, deque())
-            queue.extendleft(reversed(items))
+            queue = self._holds.get(key)
+            ordered = sorted(items, key=_by_enqueue_time)
+            # both are in enqueue order: one merge (queued entries first among equals)
+            self._holds[key] = deque(heapq.merge(queue, ordered, key=_by_enqueue_time)) if queue else deque(ordered)
             self._held_total += len(items)
             self.counters.held += len(items)
 
@@ -1249,7 +1326,9 @@ class MuteProducer:
             return target
         keyed = policy.keyed_policy
         if keyed == "hold":
-            held_back.setdefault((topic, home), []).append(_Held(topic, value, key, headers, timestamp, cb))
+            held_back.setdefault((topic, home), []).append(
+                _Held(topic, value, key, headers, timestamp, cb, _enqueued_at(msg))
+            )
             return None
         if keyed == "reroute" and policy.rescue.enabled:
             target = reroute_partition(key, home, snap)
@@ -1344,6 +1423,32 @@ class MuteProducer:
             self.counters.mutes += 1
         elif event.kind == "unmute":
             self.counters.unmutes += 1
+
+
+def _by_enqueue_time(held: _Held) -> float:
+    return held.enqueued
+
+
+def _enqueued_at(msg: Message) -> float | None:
+    """When the application produced ``msg`` (time.monotonic), from its report: now - latency (librdkafka's
+    clock is CLOCK_MONOTONIC too). None without a latency."""
+    latency = msg.latency()
+    return time.monotonic() - latency if latency is not None and latency >= 0 else None
+
+
+def _in_enqueue_order(
+    batch: list[tuple[float | None, DeliveryCallback | None, int, Message]],
+) -> list[tuple[DeliveryCallback | None, int, Message]]:
+    """The rescue batch in the order its messages were produced (a report without a latency keeps the place of
+    the report before it). Stable: equal times keep report order."""
+    keyed: list[tuple[float, int, tuple[DeliveryCallback | None, int, Message]]] = []
+    last = float("-inf")
+    for i, (enqueued, cb, kind, msg) in enumerate(batch):
+        if enqueued is not None:
+            last = enqueued
+        keyed.append((last, i, (cb, kind, msg)))
+    keyed.sort(key=lambda item: (item[0], item[1]))
+    return [item[2] for item in keyed]
 
 
 def _with_header(headers: Any, name: str, value: bytes) -> Any:

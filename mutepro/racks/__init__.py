@@ -1,5 +1,7 @@
-"""Rack-aware consumer helpers (KIP-881 assignment planning, KIP-36 placement, KIP-392, KIP-345).
+"""Rack-aware consumer helpers (KIP-881/KIP-848 assignment planning, KRaft and KIP-36 placement, KIP-392, KIP-345).
 
+- :mod:`~mutepro.racks.striped`: KRaft's ``StripedReplicaPlacer`` (Kafka 4.3.1), seeded like Java.
+- :mod:`~mutepro.racks.generate`: what ``kafka-reassign-partitions --generate`` proposes on Kafka 4.x.
 - :mod:`~mutepro.racks.placement`: Kafka's rack-aware ``assignReplicasToBrokers`` and its properties.
 - :mod:`~mutepro.racks.audit`: where replicas and leaders of live topics sit, rack by rack.
 - :mod:`~mutepro.racks.reassign`: the fewest-moves fix as ``kafka-reassign-partitions`` JSON, and applying it.
@@ -34,6 +36,8 @@ from mutepro.racks.follower import (
     load_zone_map,
     resolve_client_rack,
 )
+from mutepro.racks.generate import generate_plan
+from mutepro.racks.javarandom import JavaRandom
 from mutepro.racks.placement import (
     BrokerMetadata,
     PlacementCheck,
@@ -64,6 +68,7 @@ from mutepro.racks.static import (
     is_fenced,
     recommend_session_timeout_ms,
 )
+from mutepro.racks.striped import StripedReplicaPlacer, UsableBroker, reachable_placements, striped_placement
 from mutepro.racks.topics import create_rack_aware_topic
 
 __all__ = [
@@ -72,6 +77,7 @@ __all__ = [
     "BrokerMetadata",
     "ClusterSnapshot",
     "InstanceId",
+    "JavaRandom",
     "LeaderSkew",
     "LocalityReport",
     "PartitionIssue",
@@ -86,7 +92,9 @@ __all__ = [
     "ReassignmentPlan",
     "SessionTimeoutAdvice",
     "StatsCollector",
+    "StripedReplicaPlacer",
     "UniquenessReport",
+    "UsableBroker",
     "ZoneGap",
     "apply_plan",
     "apply_reassignment",
@@ -102,14 +110,17 @@ __all__ = [
     "elect_preferred_leaders",
     "evaluate_readiness",
     "explain_fenced",
+    "generate_plan",
     "group_instance_id",
     "is_fenced",
     "load_zone_map",
     "plan_reassignment",
     "rack_alternated_broker_list",
+    "reachable_placements",
     "read_reassignment_json",
     "recommend_session_timeout_ms",
     "resolve_client_rack",
     "snapshot_cluster",
+    "striped_placement",
     "write_reassignment_json",
 ]

@@ -7,6 +7,7 @@ Every command prints a table, or JSON with ``--json``. ``plan`` (the KIP-881 ass
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -48,21 +49,38 @@ def _require_bootstrap(bootstrap: str | None) -> str:
 def _admin(bootstrap: str) -> Any:
     from confluent_kafka.admin import AdminClient
 
-    return AdminClient({"bootstrap.servers": bootstrap})
+    # librdkafka logs through a logger that stays silent unless the application configures logging
+    return AdminClient({"bootstrap.servers": bootstrap, "logger": logging.getLogger("mutepro.racks.kafka")})
 
 
 def _parse_brokers(spec: str) -> dict[int, str | None]:
-    """``"1:rack-a,2:rack-b,3"`` → ``{1: "rack-a", 2: "rack-b", 3: None}``."""
+    """``"1:rack-a,2:rack-b,3"`` → ``{1: "rack-a", 2: "rack-b", 3: None}``; an id given twice is an error."""
     result: dict[int, str | None] = {}
     for item in filter(None, (s.strip() for s in spec.split(","))):
         broker, _, rack = item.partition(":")
         try:
-            result[int(broker)] = rack.strip() or None
+            broker_id = int(broker)
         except ValueError as err:
             raise ConfigError(f"--brokers: {item!r} is not <id>[:<rack>] (e.g. 1:rack-a,2:rack-b)") from err
+        if broker_id < 0:
+            raise ConfigError(f"--brokers: broker id {broker_id} is negative; broker ids are >= 0")
+        if broker_id in result:
+            raise ConfigError(f"--brokers: broker {broker_id} is listed twice; give each broker once")
+        result[broker_id] = rack.strip() or None
     if not result:
         raise ConfigError("--brokers: give at least one broker as <id>[:<rack>]")
     return result
+
+
+def _parse_ids(spec: str, option: str) -> list[int]:
+    """``"3,4"`` → ``[3, 4]``."""
+    try:
+        ids = [int(s) for s in spec.split(",") if s.strip()]
+    except ValueError as err:
+        raise ConfigError(f"{option}: {spec!r} is not a comma-separated list of broker ids (e.g. 3,4)") from err
+    if len(set(ids)) != len(ids):
+        raise ConfigError(f"{option}: a broker id is listed twice in {spec!r}")
+    return ids
 
 
 # -- audit ------------------------------------------------------------------------------------------------
@@ -147,14 +165,28 @@ def _print_audit(report: Any) -> None:
 @racks.command("placement")
 @_bootstrap_option
 @click.option("--brokers", "brokers_spec", help="Brokers as id:rack,... (default: the live cluster's).")
-@click.option("-p", "--partitions", type=click.IntRange(1), default=6, show_default=True)
+@click.option("-p", "--partitions", type=click.IntRange(1, 100_000), default=6, show_default=True)
 @click.option("-r", "--replication-factor", type=click.IntRange(1), default=3, show_default=True)
+@click.option(
+    "--algorithm",
+    type=click.Choice(["striped", "kip36"]),
+    default="striped",
+    show_default=True,
+    help="striped: KRaft's StripedReplicaPlacer (what a Kafka 4.x cluster does); kip36: "
+    "AdminUtils.assignReplicasToBrokers (ZooKeeper-era clusters).",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(-(2**63), 2**63 - 1),
+    help="striped: the java.util.Random seed (default: drawn at random and printed, so the result replays).",
+)
+@click.option("--fenced", "fenced_spec", help="striped: ids of fenced brokers, e.g. 3,4 (never leaders).")
 @click.option(
     "--start-index",
     type=int,
     default=0,
     show_default=True,
-    help="Kafka's fixedStartIndex; -1 draws it at random like the broker does.",
+    help="kip36: Kafka's fixedStartIndex; -1 draws it at random like the broker does.",
 )
 @click.option("--create", "create_topic", metavar="TOPIC", help="Create TOPIC with this assignment.")
 @_json_option
@@ -163,34 +195,59 @@ def placement_command(
     brokers_spec: str | None,
     partitions: int,
     replication_factor: int,
+    algorithm: str,
+    seed: int | None,
+    fenced_spec: str | None,
     start_index: int,
     create_topic: str | None,
     as_json: bool,
 ) -> None:
-    """Show Kafka's rack-aware replica assignment (KIP-36) for a topic, and optionally create it."""
+    """Show where a cluster places a new topic's replicas (KRaft striped or KIP-36), and optionally create it."""
+    import random
+
     from mutepro.racks.placement import assign_replicas_to_brokers, check_placement
+    from mutepro.racks.striped import KAFKA_VERSION, striped_placement
     from mutepro.racks.topics import cluster_racks, create_rack_aware_topic
 
+    fenced = _parse_ids(fenced_spec, "--fenced") if fenced_spec else []
+    if algorithm != "striped" and (fenced or seed is not None):
+        raise click.UsageError("--seed and --fenced apply to --algorithm striped only")
     if brokers_spec:
         brokers = _parse_brokers(brokers_spec)
     else:
         brokers = cluster_racks(_admin(_require_bootstrap(bootstrap_servers)))
-    assignment = assign_replicas_to_brokers(brokers, partitions, replication_factor, start_index)
+    unknown = sorted(set(fenced) - set(brokers))
+    if unknown:
+        raise ConfigError(f"--fenced: broker(s) {unknown} are not among the brokers {sorted(brokers)}")
+    if algorithm == "striped":
+        if seed is None:
+            seed = random.SystemRandom().randrange(-(2**63), 2**63)
+        # the controller walks its HashMap<Integer, ...> of brokers, which yields small ids in ascending order
+        ordered = {b: brokers[b] for b in sorted(brokers)}
+        assignment = striped_placement(ordered, partitions, replication_factor, seed=seed, fenced=fenced)
+        title = f"striped (KRaft, Kafka {KAFKA_VERSION}), seed {seed}"
+    else:
+        assignment = assign_replicas_to_brokers(brokers, partitions, replication_factor, start_index)
+        title = f"KIP-36, start index {start_index}"
     if create_topic:
-        assignment = create_rack_aware_topic(
+        create_rack_aware_topic(
             _admin(_require_bootstrap(bootstrap_servers)),
             create_topic,
             partitions,
             replication_factor,
             brokers=brokers,
-            fixed_start_index=start_index,
+            assignment=assignment,
         )
     racks_map = {b: r or "-" for b, r in brokers.items()}
     check = check_placement(assignment, racks_map)
     if as_json:
         _emit_json(
             {
+                "algorithm": algorithm,
+                "seed": seed,
+                "start_index": start_index if algorithm == "kip36" else None,
                 "brokers": {str(b): r for b, r in brokers.items()},
+                "fenced": fenced,
                 "assignment": {str(p): reps for p, reps in sorted(assignment.items())},
                 "rack_aware": check.rack_aware,
                 "rack_violations": list(check.rack_violations),
@@ -202,7 +259,7 @@ def placement_command(
         )
         return
     console = _console()
-    table = Table(title=f"{partitions} partitions x RF {replication_factor}, start index {start_index}")
+    table = Table(title=f"{partitions} partitions x RF {replication_factor}, {title}")
     for col in ("partition", "replicas (leader first)", "racks"):
         table.add_column(col)
     for p, reps in sorted(assignment.items()):
@@ -226,6 +283,18 @@ def placement_command(
 @click.option("-o", "--output", type=click.Path(dir_okay=False, path_type=Path), help="Write the reassignment JSON.")
 @click.option("--rollback", type=click.Path(dir_okay=False, path_type=Path), help="Write the current assignment JSON.")
 @click.option("--no-leaders", is_flag=True, help="Only fix racks; leave preferred leaders as they are.")
+@click.option(
+    "--generate",
+    "like_kafka",
+    is_flag=True,
+    help="Propose what kafka-reassign-partitions --generate (Kafka 4.x, striped placer) would instead of the "
+    "fewest moves; both replica-move counts are shown.",
+)
+@click.option(
+    "--seed",
+    type=click.IntRange(-(2**63), 2**63 - 1),
+    help="With --generate: the placer's java.util.Random seed (default: drawn and printed).",
+)
 @click.option("--apply", "do_apply", is_flag=True, help="Execute with Kafka's reassign tool and wait.")
 @click.option("--timeout", default=300.0, show_default=True, help="Seconds to wait for --apply to complete.")
 @_json_option
@@ -235,18 +304,32 @@ def reassign_command(
     output: Path | None,
     rollback: Path | None,
     no_leaders: bool,
+    like_kafka: bool,
+    seed: int | None,
     do_apply: bool,
     timeout: float,
     as_json: bool,
 ) -> None:
     """Plan the fewest replica moves that fix rack placement and leader skew (and optionally apply them)."""
+    import random
+
     from mutepro.racks.audit import snapshot_cluster
-    from mutepro.racks.reassign import apply_plan, plan_reassignment, write_reassignment_json
+    from mutepro.racks.generate import generate_plan
+    from mutepro.racks.reassign import apply_plan, check_writable, plan_reassignment, write_reassignment_json
 
     bootstrap = _require_bootstrap(bootstrap_servers)
+    for path, what in ((output, "--output"), (rollback, "--rollback")):
+        if path is not None:
+            check_writable(path, what)
     admin = _admin(bootstrap)
+    if seed is not None and not like_kafka:
+        raise click.UsageError("--seed applies to --generate only")
     snapshot = snapshot_cluster(admin, list(topics) or None)
-    plan = plan_reassignment(snapshot, fix_leaders=not no_leaders)
+    minimal = plan_reassignment(snapshot, fix_leaders=not no_leaders)
+    plan = minimal
+    if like_kafka:
+        seed = random.SystemRandom().randrange(-(2**63), 2**63) if seed is None else seed
+        plan = generate_plan(snapshot, list(topics) or None, seed=seed)
     if output:
         write_reassignment_json(plan, output)
     if rollback:
@@ -254,6 +337,9 @@ def reassign_command(
     applied = apply_plan(plan, admin, bootstrap, timeout_s=timeout) if do_apply and not plan.empty else None
     if as_json:
         doc = plan.to_dict()
+        doc["algorithm"] = "kafka-generate" if like_kafka else "fewest-moves"
+        doc["seed"] = seed
+        doc["fewest_moves_replica_moves"] = minimal.replica_moves
         doc["applied"] = None if applied is None else {
             "partitions": [f"{t}-{p}" for t, p in applied.partitions],
             "elected": [f"{t}-{p}" for t, p in applied.elected],
@@ -261,6 +347,9 @@ def reassign_command(
         _emit_json(doc)
         return
     console = _console()
+    if like_kafka:
+        console.print(f"kafka-reassign-partitions --generate with seed {seed}: {plan.replica_moves} replica move(s); "
+                      f"the fewest-moves plan needs {minimal.replica_moves}")  # fmt: skip
     if plan.empty:
         console.print("[green]nothing to move: placement and leaders are already rack-balanced[/green]")
         return
@@ -331,11 +420,16 @@ def locality_command(
 ) -> None:
     """Consume briefly with client.rack and report, per partition, whether fetches stay in the rack."""
     from mutepro.racks.follower import measure_locality, resolve_client_rack
-    from mutepro.racks.topics import cluster_racks
+    from mutepro.racks.topics import cluster_racks, missing_topics
 
     bootstrap = _require_bootstrap(bootstrap_servers)
     rack = resolve_client_rack(client_rack).rack
-    broker_racks = cluster_racks(_admin(bootstrap))
+    admin = _admin(bootstrap)
+    broker_racks = cluster_racks(admin)
+    absent = missing_topics(admin, topics)
+    if absent:
+        # consuming a topic that does not exist reads nothing and would report "0/0 in-rack" as success
+        raise ConfigError(f"--topic: {absent} do(es) not exist in the cluster; create the topic or fix the name")
     report = measure_locality(bootstrap, list(topics), broker_racks, rack, duration_s=duration, group_id=group_id)
     if as_json:
         _emit_json(report.to_dict())

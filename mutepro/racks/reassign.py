@@ -360,8 +360,27 @@ def reassignment_json(assignment: Mapping[tuple[str, int], Sequence[int]]) -> di
 def write_reassignment_json(plan_or_json: ReassignmentPlan | Mapping[str, Any], path: str | os.PathLike[str]) -> Path:
     """Write the reassignment JSON of a plan (or an already-built JSON mapping) to ``path``."""
     doc = plan_or_json.to_reassignment() if isinstance(plan_or_json, ReassignmentPlan) else dict(plan_or_json)
+    target = check_writable(path, "output")
+    try:
+        target.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    except OSError as err:
+        raise ConfigError(f"{target}: cannot write the reassignment JSON: {err.strerror or err}") from err
+    return target
+
+
+def check_writable(path: str | os.PathLike[str], what: str) -> Path:
+    """``path`` if a file can be created there (its directory exists), else a ConfigError naming ``what``.
+
+    Checked before any work, so ``-o /missing-dir/plan.json`` fails at once rather than after the plan.
+    """
     target = Path(path)
-    target.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+    parent = target.parent if str(target.parent) else Path(".")
+    if not parent.is_dir():
+        raise ConfigError(
+            f"{what} {str(target)!r}: directory {str(parent)!r} does not exist; create it or pick another path"
+        )
+    if target.is_dir():
+        raise ConfigError(f"{what} {str(target)!r} is a directory; give a file name")
     return target
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from mutepro.errors import ClusterError
@@ -24,7 +24,25 @@ def cluster_racks(admin: Any, *, timeout_s: float = 15.0) -> dict[int, str | Non
         cluster = admin.describe_cluster(request_timeout=timeout_s).result(timeout=timeout_s + 5)
     except KafkaException as err:
         raise ClusterError(f"describe_cluster failed: {err}; check bootstrap.servers", kafka_error=err.args[0]) from err
+    except TimeoutError as err:  # the future itself timed out: nothing answered at all
+        raise ClusterError(
+            f"the cluster did not answer describe_cluster within {timeout_s:g}s; check bootstrap.servers "
+            "(host:port reachable, a broker running)"
+        ) from err
     return {int(n.id): (n.rack or None) for n in sorted(cluster.nodes, key=lambda n: n.id)}
+
+
+def missing_topics(admin: Any, topics: Iterable[str], *, timeout_s: float = 15.0) -> list[str]:
+    """The names in ``topics`` the cluster does not have (sorted), from one metadata request."""
+    from confluent_kafka import KafkaException
+
+    try:
+        known = admin.list_topics(timeout=timeout_s).topics
+    except KafkaException as err:
+        raise ClusterError(
+            f"listing topics failed: {err}; check bootstrap.servers", kafka_error=err.args[0]
+        ) from err
+    return sorted(t for t in set(topics) if t not in known or known[t].error is not None)
 
 
 def create_rack_aware_topic(
@@ -39,19 +57,22 @@ def create_rack_aware_topic(
     rng: random.Random | None = None,
     timeout_s: float = 30.0,
     wait: bool = True,
+    assignment: Assignment | None = None,
 ) -> Assignment:
     """Create ``name`` with replicas placed by :func:`~mutepro.racks.placement.assign_replicas_to_brokers`.
 
-    ``brokers`` defaults to the live cluster's racks. Returns the assignment used (partition → replicas)
-    once every partition has a leader (unless ``wait=False``).
+    ``brokers`` defaults to the live cluster's racks. A precomputed ``assignment`` (e.g. from
+    :func:`~mutepro.racks.striped.striped_placement`) is created as given instead. Returns the assignment
+    used (partition → replicas) once every partition has a leader (unless ``wait=False``).
     Raises :class:`~mutepro.racks.placement.PlacementError` for impossible placements (before touching the
     cluster) and :class:`~mutepro.errors.ClusterError` when the broker rejects the topic.
     """
     from confluent_kafka import KafkaException
     from confluent_kafka.admin import NewTopic
 
-    racks = dict(brokers) if brokers is not None else cluster_racks(admin, timeout_s=timeout_s)
-    assignment = assign_replicas_to_brokers(racks, partitions, replication_factor, fixed_start_index, rng=rng)
+    if assignment is None:
+        racks = dict(brokers) if brokers is not None else cluster_racks(admin, timeout_s=timeout_s)
+        assignment = assign_replicas_to_brokers(racks, partitions, replication_factor, fixed_start_index, rng=rng)
     # confluent-kafka 2.16.1 rejects replica_assignment unless num_partitions matches it (-1 is refused).
     new_topic = NewTopic(
         name,

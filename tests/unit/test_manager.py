@@ -627,6 +627,13 @@ class TestManual:
         assert rig.mgr.muted_brokers() == {}
         assert rig.kinds(5) == ["mute", "unmute"]
 
+    def test_unknown_broker_is_refused(self, rig: Rig) -> None:
+        """mute_broker() of an id that leads nothing known raises ConfigError naming the known leaders, and mutes
+        nothing."""
+        with pytest.raises(ConfigError, match=r"broker_id: 4242 .*known leaders: \[1, 2, 3\]"):
+            rig.mgr.mute_broker(4242)
+        assert rig.mgr.muted_brokers() == {} and rig.mgr.muted_partitions() == {}
+
     def test_unmute_broker_keeps_partition_muted_by_hand(self, rig: Rig) -> None:
         """A partition muted on its own before mute_broker stays muted after unmute_broker."""
         rig.mgr.mute(T, 4)

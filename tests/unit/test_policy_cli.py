@@ -75,3 +75,64 @@ class TestSchema:
         assert schema["additionalProperties"] is False
         keyed = schema["$defs"]["TopicPolicy"]["properties"]["keyed_policy"]
         assert keyed["enum"] == ["reroute", "hold", "fail", "ignore"]
+
+
+SECRET_TEXT = "hunter2-Kx9-never-shown"
+
+
+class TestNoSecretInCheckOrShow:
+    """Issue 10 item 2: neither check nor show prints a password, whichever way it was written."""
+
+    @pytest.mark.parametrize(
+        "text",
+        [
+            f'client: "sasl.password={SECRET_TEXT}"\n',
+            f'state: {{backend: redis, url: ":{SECRET_TEXT}@localhost:6379/0"}}\n',
+            f'state: {{backend: redis, url: "localhost:{SECRET_TEXT}@h:6379"}}\n',
+            f"client: {{sasl.pasword: {SECRET_TEXT}}}\n",
+            "defaults: {keyed_policy: '${SECRET}'}\n",
+            "defaults: {keyed_policy: ${SECRET}, hold: {max_messages: 0}}\n",
+            "topics: {orders: {slow_call: {threshold_ms: '${SECRET}'}}}\n",
+        ],
+    )
+    @pytest.mark.parametrize("command", ["check", "show"])
+    def test_invalid_policies(
+        self, runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str, command: str
+    ) -> None:
+        """Errors quote ${NAME} or *** for every secret-bearing value; the secret itself never appears."""
+        monkeypatch.setenv("SECRET", SECRET_TEXT)
+        result = runner.invoke(config, [command, str(write(tmp_path, text))])
+        assert result.exit_code == 1, result.output
+        assert SECRET_TEXT not in result.output
+
+    def test_secret_in_a_non_secret_field_is_hidden_by_show(
+        self, runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A ${SECRET} in client.id / rescue.header / key_prefix is *** in show (also --topic and --json)."""
+        monkeypatch.setenv("SECRET", SECRET_TEXT)
+        text = (
+            "client: {client.id: '${SECRET}'}\n"
+            "defaults: {rescue: {header: '${SECRET}'}}\n"
+            "topics: {orders: {rescue: {header: 'x-${SECRET}'}}}\n"
+            "state: {backend: redis, url: 'redis://:${SECRET}@h:6379/0', key_prefix: '${SECRET}'}\n"
+        )
+        path = write(tmp_path, text)
+        for args in (["show", str(path)], ["show", "--json", str(path)], ["show", "--topic", "orders", str(path)],
+                     ["show", "--topic", "other", str(path)]):
+            result = runner.invoke(config, args)
+            assert result.exit_code == 0, result.output
+            assert SECRET_TEXT not in result.output and "***" in result.output, args
+
+    def test_misspelt_client_key_is_flagged(self, runner: CliRunner, tmp_path: Path) -> None:
+        """check names an unknown librdkafka key and suggests the real one."""
+        path = write(tmp_path, "client:\n  bootstrap.servers: h:9092\n  sasl.pasword: x\n")
+        result = runner.invoke(config, ["check", str(path)])
+        assert result.exit_code == 1
+        assert f"{path}:3:3" in result.output and "did you mean 'sasl.password'" in result.output
+
+    def test_known_client_keys_pass(self, runner: CliRunner, tmp_path: Path) -> None:
+        """Real librdkafka and confluent-kafka keys (and a plugin's unknown ones) are accepted."""
+        text = "client: {acks: all, enable.idempotence: true, linger.ms: 5, sasl.password: x, stats_cb: f}\n"
+        assert runner.invoke(config, ["check", str(write(tmp_path, text))]).exit_code == 0
+        plugin = "client: {plugin.library.paths: monitoring-interceptor, confluent.monitoring.x: 1}\n"
+        assert runner.invoke(config, ["check", str(write(tmp_path, plugin, "p.yaml"))]).exit_code == 0

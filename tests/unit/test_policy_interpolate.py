@@ -34,6 +34,33 @@ class TestSubstitute:
         """$${ writes a literal ${ and is not looked up."""
         assert substitute("a$${B}c", {"B": "x"})[0] == "a${B}c"
 
+    @pytest.mark.parametrize(
+        ("env", "value"),
+        [({}, "x"), ({"B": "b"}, "b"), ({"A": "a", "B": "b"}, "a"), ({"A": ""}, "x")],
+    )
+    def test_nested_default(self, env: dict[str, str], value: str) -> None:
+        """${A:-${B:-x}} falls back to B, then to x (issue 10 item 7: it used to become a literal)."""
+        assert substitute("${A:-${B:-x}}", env) == (value, True)
+
+    def test_nested_default_inside_text(self) -> None:
+        """Nested references work inside longer text and next to other references."""
+        assert substitute("${H:-${H2:-k}}:${P:-9092}/x", {"H2": "kafka"}) == ("kafka:9092/x", False)
+
+    def test_nested_default_needs_its_variable_only_when_used(self) -> None:
+        """An unset ${B} inside A's default is not an error while A is set."""
+        assert substitute("${A:-${B}}", {"A": "a"})[0] == "a"
+        with pytest.raises(Exception, match="B is not set"):
+            substitute("${A:-${B}}", {})
+
+    def test_dollar_without_brace_is_kept(self) -> None:
+        """A lone $ (a password like pa$$word) is not a reference."""
+        assert substitute("pa$$word $5", {})[0] == "pa$$word $5"
+
+    def test_nested_retypes_to_int(self, tmp_path: Path) -> None:
+        """A plain nested reference resolving to digits is an int, as a single one would be."""
+        path = write(tmp_path, "defaults:\n  slow_call:\n    threshold_ms: ${A:-${B:-700}}\n")
+        assert load_policy(path, env={}).defaults.slow_call.threshold_ms == 700
+
 
 class TestRetype:
     @pytest.mark.parametrize(

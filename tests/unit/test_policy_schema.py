@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from pydantic import ValidationError
 
-from mutepro.policy import BreakerConfig, FailureRateConfig, PolicyDocument, TopicPolicy, WindowConfig
+from mutepro.policy import BreakerConfig, FailureRateConfig, PolicyDocument, TopicPolicy, WindowConfig, load_policy
 from mutepro.policy.schema import cross_field_error
+from tests.unit._policy_helpers import issue_at, issues_of, write
 
 
 class TestModels:
@@ -49,3 +52,33 @@ class TestModels:
         """cross_field_error carries the field, expected and found for the loader."""
         error = cross_field_error("url", expected="a URL", found="nothing", message="m")
         assert error.context == {"field": "url", "expected": "a URL", "found": "nothing"}
+
+
+class TestAbsurdSizes:
+    """Issue 10 item 7: sizes that would allocate gigabytes (or never end) are refused by config check."""
+
+    @pytest.mark.parametrize(
+        ("text", "path"),
+        [
+            ("defaults: {failure_rate: {window: {size: 10000000000000}}}\n", "defaults.failure_rate.window.size"),
+            ("defaults: {slow_call: {window: {type: count, size: 100001}}}\n", "defaults.slow_call.window.size"),
+            ("defaults: {slow_call: {window: {type: time, size: 3601}}}\n", "defaults.slow_call.window.size"),
+            ("topics: {o: {failure_rate: {window: {type: time, size: 86400}}}}\n", "topics.o.failure_rate.window.size"),
+            ("defaults: {hold: {max_messages: 10000000000}}\n", "defaults.hold.max_messages"),
+            ("defaults: {breaker: {half_open_probes: 1000000000}}\n", "defaults.breaker.half_open_probes"),
+            ("defaults: {breaker: {retry_interval_ms: 10000000000000}}\n", "defaults.breaker.retry_interval_ms"),
+        ],
+    )
+    def test_refused_with_the_field_named(self, tmp_path: Path, text: str, path: str) -> None:
+        """The issue names the exact field and the upper bound."""
+        issue = issue_at(issues_of(write(tmp_path, text)), path)
+        assert "<=" in issue.expected
+
+    def test_bounds_themselves_pass(self, tmp_path: Path) -> None:
+        """The largest allowed windows still load."""
+        text = (
+            "defaults:\n  failure_rate: {window: {size: 100000}}\n"
+            "  slow_call: {window: {type: time, size: 3600}}\n"
+        )
+        policy = load_policy(write(tmp_path, text), env={})
+        assert policy.defaults.failure_rate.window.size == 100_000

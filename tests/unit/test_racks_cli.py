@@ -14,7 +14,9 @@ class TestPlacementCommand:
     def test_json_matches_kip36_vector(self) -> None:
         """--brokers with the KIP-36 racks prints Java's assignment as JSON."""
         result = CliRunner().invoke(
-            racks, ["placement", "--brokers", "0:r1,1:r3,2:r3,3:r2,4:r2,5:r1", "-p", "7", "-r", "3", "--json"]
+            racks,
+            ["placement", "--algorithm", "kip36", "--brokers", "0:r1,1:r3,2:r3,3:r2,4:r2,5:r1", "-p", "7", "-r", "3",
+             "--json"],
         )
         assert result.exit_code == 0, result.output
         doc = json.loads(result.output)
@@ -29,7 +31,9 @@ class TestPlacementCommand:
 
     def test_partial_racks_error(self) -> None:
         """Brokers with and without racks fail with the placement error."""
-        result = CliRunner().invoke(racks, ["placement", "--brokers", "1:a,2", "-p", "3", "-r", "2"])
+        result = CliRunner().invoke(
+            racks, ["placement", "--algorithm", "kip36", "--brokers", "1:a,2", "-p", "3", "-r", "2"]
+        )
         assert isinstance(result.exception, ConfigError)
         assert "Not all brokers have rack information" in str(result.exception)
 

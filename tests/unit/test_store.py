@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+import io
+import json
+import time
 import uuid
 from collections.abc import Callable, Iterator
 
 import pybreaker
 import pytest
 
+from mutepro.detect.model import Verdict
 from mutepro.errors import ConfigError
+from mutepro.logs import configure_logging, reset_logging
+from mutepro.mute.breaker import MuteBreaker
 from mutepro.mute.store import BreakerStore, MemoryStore, RedisStore, StoreError, make_store
+from mutepro.testing.redis_server import RedisServer
 
 StoreFactory = Callable[[], BreakerStore]
 
@@ -188,3 +195,88 @@ class TestMakeStore:
         """Other backends name the valid ones."""
         with pytest.raises(ConfigError, match="memory"):
             make_store("etcd", None, "mutepro")
+
+
+PASSWORD = "pw-Zq81-never-print-me"
+
+
+def _capture_logs() -> io.StringIO:
+    """Every mutepro event at debug and above into a buffer (what an application with logging on would see)."""
+    buffer = io.StringIO()
+    configure_logging("debug", "json", stream=buffer)
+    return buffer
+
+
+def _verdict() -> Verdict:
+    return Verdict("failure_rate", {"calls": 20})
+
+
+@pytest.mark.redis
+class TestRedisSecretsAndOutages:
+    """Issue 10 item 2: a Redis URL's password never reaches a log line or a message, and an outage is one
+    warning, not one per operation (nor a traceback per operation from pybreaker's logger)."""
+
+    @pytest.fixture()
+    def server(self) -> Iterator[RedisServer]:
+        with RedisServer(PASSWORD) as server:
+            yield server
+
+    def test_restart_logs_one_redacted_warning(self, server: RedisServer, capfd: pytest.CaptureFixture[str]) -> None:
+        """Redis stopped under working breakers, then restarted: no password anywhere, one warning, stderr quiet."""
+        logs = _capture_logs()
+        try:
+            store = RedisStore(server.url, key_prefix=f"s-{uuid.uuid4().hex[:8]}", socket_timeout_s=0.3)
+            breakers = [
+                MuteBreaker(
+                    f"t-{i}", retry_interval_s=0.01, max_retry_interval_s=0.02, backoff_multiplier=1.0,
+                    half_open_probes=1, clock=time.monotonic, store=store,
+                )
+                for i in range(3)
+            ]
+            server.stop()
+            for breaker in breakers:  # every operation fails: trip, ticks (reads), probes
+                breaker.trip(_verdict())
+                for _ in range(3):
+                    breaker.tick()
+                    breaker.pybreaker.current_state  # noqa: B018 - a pybreaker storage read, failing
+            server.start()
+            for breaker in breakers:
+                breaker.tick()
+                breaker.force_open("after restart")
+        finally:
+            reset_logging()
+        text = logs.getvalue()
+        captured = capfd.readouterr()
+        assert PASSWORD not in text and PASSWORD not in captured.err and PASSWORD not in captured.out
+        warnings = [json.loads(line) for line in text.splitlines() if '"level": "warning"' in line]
+        assert [w["event"].split(":")[0] for w in warnings] == ["Redis unreachable"], warnings
+        assert warnings[0]["url"] == f"redis://:***@127.0.0.1:{server.port}/0"
+        assert "Redis reachable again" in text
+        assert "Traceback" not in captured.err and "RedisError" not in captured.err
+        assert store.read("t-0") is not None  # back to sharing after the restart
+
+    def test_store_error_messages_are_redacted(self, server: RedisServer) -> None:
+        """StoreError text (raised to callers) names the URL without its password."""
+        store = RedisStore(server.url, socket_timeout_s=0.3)
+        server.stop()
+        with pytest.raises(StoreError) as caught:
+            store.read("t-0")
+        assert PASSWORD not in str(caught.value) and "redis://:***@127.0.0.1" in str(caught.value)
+        assert caught.value.__suppress_context__  # a traceback does not show the driver's error either
+
+    @pytest.mark.parametrize(
+        "url",
+        [
+            f"redis://:{PASSWORD}@127.0.0.1:notaport/0",
+            f"redis://:{PASSWORD}@127.0.0.1:6379/notadb",
+            f"http://:{PASSWORD}@127.0.0.1:6379/0",
+            f"redis://127.0.0.1:6379/0?password={PASSWORD}&socket_timeout=abc",
+        ],
+    )
+    def test_malformed_url_error_is_redacted(self, url: str) -> None:
+        """A malformed Redis URL's ConfigError does not print the password (nor chain an error that does)."""
+        with pytest.raises((ConfigError, StoreError)) as caught:
+            store = RedisStore(url, socket_timeout_s=0.3)
+            store.read("t-0")
+        assert PASSWORD not in str(caught.value)
+        assert caught.value.__cause__ is None

@@ -213,3 +213,19 @@ class TestEffectiveMinimumCalls:
     def test_time_window_keeps_minimum(self) -> None:
         """Time windows use the minimum as configured."""
         assert effective_minimum_calls(TimeWindow(10), 100) == 100
+
+
+class TestAbsurdSizesFromCode:
+    """Windows built from code (not a policy) refuse sizes that would exhaust memory, before allocating."""
+
+    def test_count_window_cap(self) -> None:
+        """10**13 calls is a ConfigError naming the size, not a MemoryError."""
+        with pytest.raises(ConfigError, match="window size"):
+            CountWindow(10**13)
+
+    def test_time_window_cap(self) -> None:
+        """A day-long time window (86,400 buckets per partition) is refused."""
+        with pytest.raises(ConfigError, match="window size"):
+            TimeWindow(86_400)
+        with pytest.raises(ConfigError, match="buckets"):
+            TimeWindow(10, buckets=10**9)

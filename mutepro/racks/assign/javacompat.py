@@ -56,6 +56,19 @@ def string_key(text: str) -> bytes:
     return text.encode("utf-16-be")
 
 
+def table_size_for(capacity: int) -> int:
+    """``HashMap.tableSizeFor``: the smallest power of two >= ``capacity`` (at least 1)."""
+    size = 1
+    while size < capacity:
+        size *= 2
+    return size
+
+
+def capacity_for_copy(size: int) -> int:
+    """The table a ``new HashSet<>(collection)``/``new HashMap<>(map)`` of ``size`` entries starts with."""
+    return max(int(size / 0.75) + 1, _DEFAULT_CAPACITY)
+
+
 def _spread(h: int) -> int:
     h &= _INT_MASK
     return h ^ (h >> 16)
@@ -67,9 +80,10 @@ class JavaHashSet(Generic[K]):
     ``hash_of`` gives the key's Java ``hashCode()``. Only the operations the ports need are offered.
     """
 
-    def __init__(self, hash_of: Callable[[K], int], items: Iterable[K] = ()) -> None:
+    def __init__(self, hash_of: Callable[[K], int], items: Iterable[K] = (), initial_capacity: int = 16) -> None:
         self._hash_of = hash_of
-        self._capacity = _DEFAULT_CAPACITY
+        # Java rounds a requested capacity up to a power of two (``HashMap.tableSizeFor``)
+        self._capacity = table_size_for(initial_capacity)
         self._buckets: list[list[K]] = [[] for _ in range(self._capacity)]
         self._members: set[K] = set()
         for item in items:

@@ -79,6 +79,8 @@ class ClusterMetadata:
     topics: Mapping[str, tuple[tuple[int, ...], ...]]
     #: Estimated bytes a consumer reads per partition (for the cross-rack bytes figure); default 1 each.
     partition_bytes: Mapping[TopicPartition, int] = field(default_factory=dict)
+    #: Topic ids (Kafka's base64 ``Uuid``) where known: the new protocol's assignors order topics by id.
+    topic_ids: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "broker_racks", MappingProxyType(dict(self.broker_racks)))
@@ -88,6 +90,7 @@ class ClusterMetadata:
             MappingProxyType({t: tuple(tuple(r) for r in ps) for t, ps in self.topics.items()}),
         )
         object.__setattr__(self, "partition_bytes", MappingProxyType(dict(self.partition_bytes)))
+        object.__setattr__(self, "topic_ids", MappingProxyType(dict(self.topic_ids)))
         for topic, partitions in self.topics.items():
             for index, replicas in enumerate(partitions):
                 unknown = [b for b in replicas if b not in self.broker_racks]

@@ -12,7 +12,7 @@ import json
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -78,45 +78,50 @@ def _classpath(dist: KafkaDistribution) -> list[Path]:
     return jars
 
 
-def compile_harness(dist: KafkaDistribution | None = None) -> tuple[Path, KafkaDistribution]:
-    """Compile the harness if needed; returns (classes dir, distribution)."""
+def compile_harness(
+    dist: KafkaDistribution | None = None, source_file: Path = SOURCE
+) -> tuple[Path, KafkaDistribution]:
+    """Compile a harness (``AssignorHarness.java`` by default) if needed; returns (classes dir, distribution).
+
+    The compile classpath is every jar of the distribution, so a harness may use any Kafka module.
+    """
     dist = dist or resolve_kafka()
     javac = shutil.which("javac")
     if javac is None:
         raise PrerequisiteError("javac was not found on PATH; install a JDK 17+ (not only a JRE) to run the harness")
     jars = _classpath(dist)
-    source = SOURCE.read_bytes()
-    digest = hashlib.sha256(source + "|".join(j.name for j in jars).encode()).hexdigest()[:16]
-    out = cache_root() / "assignor-harness" / digest
-    if (out / "AssignorHarness.class").exists():
+    source = source_file.read_bytes()
+    digest = hashlib.sha256(source + "|".join(j.name for j in jars).encode() + str(dist.libs_dir).encode())
+    out = cache_root() / f"{source_file.stem.lower()}-harness" / digest.hexdigest()[:16]
+    if (out / f"{source_file.stem}.class").exists():
         return out, dist
     tmp = out.with_name(out.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
-    cp = ":".join(str(j) for j in jars)
+    cp = ":".join([*(str(j) for j in jars), str(dist.libs_dir / "*")])
     proc = subprocess.run(
-        [javac, "-nowarn", "-cp", cp, "-d", str(tmp), str(SOURCE)],
+        [javac, "-nowarn", "-cp", cp, "-d", str(tmp), str(source_file)],
         capture_output=True,
         text=True,
         timeout=_COMPILE_TIMEOUT_S,
         check=False,
     )
     if proc.returncode != 0:
-        raise PrerequisiteError(f"javac failed to compile {SOURCE.name}:\n{proc.stderr[-2000:]}")
+        raise PrerequisiteError(f"javac failed to compile {source_file.name}:\n{proc.stderr[-2000:]}")
     shutil.rmtree(out, ignore_errors=True)
     tmp.rename(out)
     return out, dist
 
 
-def run_java(cases: Sequence[JavaCase]) -> dict[str, JavaOutcome]:
-    """Run every case in one JVM; outcomes by case id."""
-    classes, dist = compile_harness()
+def run_harness(source_file: Path, cases: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Run a compiled harness once over ``cases`` (JSON-ready dicts) in one JVM; its result rows."""
+    classes, dist = compile_harness(source_file=source_file)
     cp = ":".join([str(classes), *(str(j) for j in _classpath(dist)), str(dist.libs_dir / "*")])
-    payload = json.dumps([scenario_json(c) for c in cases]).encode("utf-8")
+    payload = json.dumps(list(cases)).encode("utf-8")
     with tempfile.TemporaryDirectory(prefix="mutepro-harness-") as tmp:
         result_file = Path(tmp) / "results.jsonl"
         proc = subprocess.run(
-            [require_java(), "-XX:TieredStopAtLevel=1", "-cp", cp, "AssignorHarness", str(result_file)],
+            [require_java(), "-XX:TieredStopAtLevel=1", "-cp", cp, source_file.stem, str(result_file)],
             input=payload,
             capture_output=True,
             timeout=_RUN_TIMEOUT_S,
@@ -124,13 +129,15 @@ def run_java(cases: Sequence[JavaCase]) -> dict[str, JavaOutcome]:
         )
         if proc.returncode != 0:
             stderr = proc.stderr.decode("utf-8", "replace")[-2000:]
-            raise PrerequisiteError(f"AssignorHarness exited with {proc.returncode}:\n{stderr}")
+            raise PrerequisiteError(f"{source_file.stem} exited with {proc.returncode}:\n{stderr}")
         lines = result_file.read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines if line.strip()]
+
+
+def run_java(cases: Sequence[JavaCase]) -> dict[str, JavaOutcome]:
+    """Run every case in one JVM; outcomes by case id."""
     outcomes: dict[str, JavaOutcome] = {}
-    for line in lines:
-        if not line.strip():
-            continue
-        row = json.loads(line)
+    for row in run_harness(SOURCE, [scenario_json(c) for c in cases]):
         if "error" in row:
             outcomes[row["id"]] = JavaOutcome(None, row["error"])
         else:

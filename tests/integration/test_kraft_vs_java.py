@@ -1,0 +1,176 @@
+"""Differential test: the striped placer and the server-side assignors against Kafka 4.3.1's own classes.
+
+One JVM runs every case (placement and group): ~1,200 seeded placements and ~1,200 random groups per
+assignor. Layouts include uneven racks, brokers without rack, fenced brokers, RF up to the broker count,
+and topics grown by a second ``place()`` on the same placer; groups are homogeneous and heterogeneous,
+with and without a current assignment, with static members.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from mutepro.racks.assign.server import GroupMember, GroupState, GroupTopic, JavaUuid, server_assign
+from mutepro.racks.java.kraft import KraftOutcome, PlacementStep, group_case, placement_case, run_kraft
+from mutepro.racks.javarandom import JavaRandom
+from mutepro.racks.placement import PlacementError
+from mutepro.racks.striped import StripedReplicaPlacer, UsableBroker
+
+pytestmark = pytest.mark.integration
+
+SEED = 848
+NUM_PLACEMENTS = 1200
+NUM_GROUPS = 1200
+
+
+def random_layout(rng: random.Random) -> list[UsableBroker]:
+    """1-14 brokers over 1-5 racks of uneven size; sometimes brokers without rack, sometimes fenced ones."""
+    n = rng.randint(1, 14)
+    racks = [f"rack-{c}" for c in "abcde"[: rng.randint(1, 5)]]
+    ids = rng.sample(range(0, 40), n)
+    weights = [rng.random() + 0.1 for _ in racks]
+    no_rack = rng.random() < 0.15
+    fence_p = rng.choice([0.0, 0.0, 0.2, 0.5])
+    brokers = []
+    for b in ids:
+        rack = None if no_rack and rng.random() < 0.3 else rng.choices(racks, weights)[0]
+        brokers.append(UsableBroker(b, rack, rng.random() < fence_p))
+    return brokers
+
+
+def random_steps(rng: random.Random) -> list[PlacementStep]:
+    brokers = random_layout(rng)
+    rf = rng.randint(1, len(brokers))
+    first = PlacementStep(tuple(brokers), rng.randint(1, 30), rf)
+    if rng.random() < 0.4:
+        # grow the topic: same placer (same Random), possibly one more broker fenced meanwhile
+        grown = list(brokers)
+        if rng.random() < 0.5:
+            i = rng.randrange(len(grown))
+            grown[i] = UsableBroker(grown[i].id, grown[i].rack, True)
+        return [first, PlacementStep(tuple(grown), rng.randint(1, 10), rf, first.partitions)]
+    return [first]
+
+
+def port_placements(seed: int, steps: list[PlacementStep]) -> list[list[list[int]]] | str:
+    placer = StripedReplicaPlacer(JavaRandom(seed))
+    result = []
+    try:
+        for s in steps:
+            placed = placer.place(s.partitions, s.rf, s.brokers, start_partition=s.start)
+            result.append([placed[p] for p in sorted(placed)])
+    except PlacementError as err:
+        return str(err)
+    return result
+
+
+def random_group(rng: random.Random) -> GroupState:
+    """1-8 members over 1-5 topics; homogeneous or not; a current assignment in a third of the groups."""
+    topics = {}
+    for i in range(rng.randint(1, 5)):
+        name = f"t{i}" if rng.random() < 0.7 else f"topic-{rng.randrange(1000)}"
+        tid = JavaUuid(rng.randrange(-(2**63), 2**63), rng.randrange(-(2**63), 2**63))
+        topics[name] = GroupTopic(name, tid, rng.randint(1, 40))
+    names = list(topics)
+    n_members = rng.randint(1, 8)
+    homogeneous = rng.random() < 0.5
+    shared = rng.sample(names, rng.randint(1, len(names)))
+    members = []
+    used_ids: set[str] = set()
+    for _ in range(n_members):
+        # short readable ids, or ids shaped like the 22-character base64 ones clients generate
+        random_id = "".join(rng.choices("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdef0123456789_-", k=22))
+        member_id = rng.choice([f"consumer-{rng.randrange(100)}", random_id])
+        if member_id in used_ids:
+            continue
+        used_ids.add(member_id)
+        subscribed = shared if homogeneous else rng.sample(names, rng.randint(1, len(names)))
+        instance = f"instance-{rng.randrange(50)}" if rng.random() < 0.2 else None
+        members.append(GroupMember(member_id, tuple(subscribed), instance, rng.choice(["a", "b", "c", None])))
+    if rng.random() < 1 / 3:
+        # a current target assignment: every partition to at most one member, some to members no longer subscribed
+        owned: dict[str, dict[str, list[int]]] = {m.member_id: {} for m in members}
+        for name, topic in topics.items():
+            for p in range(topic.partitions):
+                if rng.random() < 0.7:
+                    owner = rng.choice(members)
+                    owned[owner.member_id].setdefault(name, []).append(p)
+        members = [
+            GroupMember(
+                m.member_id, m.topics, m.instance_id, m.rack,
+                tuple((t, tuple(rng.sample(ps, len(ps)))) for t, ps in owned[m.member_id].items()),
+            )
+            for m in members
+        ]  # fmt: skip
+    return GroupState(tuple(members), topics)
+
+
+def port_assignment(assignor: str, group: GroupState) -> dict[str, dict[str, set[int]]]:
+    return {m: {t: ps for t, ps in topics.items() if ps} for m, topics in server_assign(group, assignor).items()}
+
+
+@pytest.fixture(scope="module")
+def cases() -> tuple[list[tuple[int, list[PlacementStep]]], list[GroupState]]:
+    rng = random.Random(SEED)
+    placements = [(rng.randrange(-(2**63), 2**63), random_steps(rng)) for _ in range(NUM_PLACEMENTS)]
+    groups = [random_group(rng) for _ in range(NUM_GROUPS)]
+    return placements, groups
+
+
+@pytest.fixture(scope="module")
+def java(cases: tuple[list[tuple[int, list[PlacementStep]]], list[GroupState]]) -> dict[str, KraftOutcome]:
+    placements, groups = cases
+    batch = [placement_case(f"p{i}", seed, steps) for i, (seed, steps) in enumerate(placements)]
+    for assignor in ("uniform", "range"):
+        batch += [group_case(f"{assignor}{i}", assignor, g) for i, g in enumerate(groups)]
+    return run_kraft(batch)
+
+
+def _java_groups(assignment: dict[str, dict[str, set[int]]]) -> dict[str, dict[str, set[int]]]:
+    return {m: {t: ps for t, ps in topics.items() if ps} for m, topics in assignment.items()}
+
+
+class TestStripedVsJava:
+    def test_identical_on_every_seeded_layout(self, cases, java):  # type: ignore[no-untyped-def]
+        """Same seed, same brokers: the port's replica lists equal StripedReplicaPlacer's, errors included."""
+        placements, _ = cases
+        differing, errors_both = [], 0
+        for i, (seed, steps) in enumerate(placements):
+            outcome = java[f"p{i}"]
+            mine = port_placements(seed, steps)
+            if outcome.error is not None:
+                errors_both += isinstance(mine, str)
+                if not isinstance(mine, str):
+                    differing.append((i, "only Java failed", outcome.error))
+                continue
+            if mine != outcome.placements:
+                differing.append((i, mine, outcome.placements))
+        assert differing == []
+        assert len(placements) >= 1000
+        grown = sum(len(steps) > 1 for _, steps in placements)
+        fenced = sum(any(b.fenced for b in steps[0].brokers) for _, steps in placements)
+        print(f"striped: {len(placements)} layouts identical ({grown} grown, {fenced} with fenced, "
+              f"{errors_both} rejected by both)")  # fmt: skip
+        assert grown > 100 and fenced > 100
+
+
+class TestServerAssignorsVsJava:
+    @pytest.mark.parametrize("assignor", ["uniform", "range"])
+    def test_identical_on_every_group(self, assignor, cases, java):  # type: ignore[no-untyped-def]
+        """Same group, same current assignment: the port's assignment equals the coordinator assignor's."""
+        _, groups = cases
+        differing = []
+        for i, group in enumerate(groups):
+            outcome = java[f"{assignor}{i}"]
+            assert outcome.error is None, f"Java {assignor} failed on group {i}: {outcome.error}"
+            assert outcome.assignment is not None
+            if port_assignment(assignor, group) != _java_groups(outcome.assignment):
+                differing.append(i)
+        assert differing == []
+        homogeneous = sum(g.homogeneous() for g in groups)
+        with_current = sum(any(m.assignment for m in g.members) for g in groups)
+        print(f"{assignor}: {len(groups)} groups identical ({homogeneous} homogeneous, {with_current} with a "
+              "current assignment)")  # fmt: skip
+        assert len(groups) >= 1000 and 300 < homogeneous < len(groups) - 300 and with_current > 200
