@@ -219,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
             gap = was == "passed" and "passed" not in other_all
             unexpected += gap and why is None and not flaky
             note = f"  [known: {why}]" if why else ""
-            if not gap and not flaky:
+            if now == "passed" and was != "passed" and not flaky:
                 note += f"  [{name} passes where the real client does not]"
             if flaky:
                 note += f"  [flaky: real saw {sorted(real_all)}, {name} saw {sorted(other_all)}]"
