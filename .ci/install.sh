@@ -3,6 +3,7 @@
 #   - Debian packages: redis-server (tests start their own), a JDK 17+ and Maven if absent
 #   - the project with all extras (pip, editable)
 #   - the Apache Kafka server jars from Maven Central into ~/.cache/mutepro (skipped when KAFKA_HOME is set)
+#   - Spark's built-in Kafka sink jars (spark-sql-kafka-0-10) into the same cache, for the Spark benchmark
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,7 +29,7 @@ fi
 stamp=.mutepro/install.stamp
 want="$(cat pyproject.toml mutepro/producer/_fastpath.c | sha256sum | cut -d' ' -f1) $PWD"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] \
-   || ! $PY -c "import mutepro, confluent_kafka, pybreaker, structlog, pydantic, redis, pyspark, matplotlib" 2>/dev/null; then
+   || ! $PY -c "import mutepro, confluent_kafka, pybreaker, structlog, pydantic, redis, pyspark, pyarrow, pandas, matplotlib" 2>/dev/null; then
   echo "install: pip install -e .[all]"
   $PY -m pip install -q --disable-pip-version-check --root-user-action=ignore -e ".[all]"
   mkdir -p .mutepro && echo "$want" > "$stamp"
@@ -42,3 +43,5 @@ fi
 if [ -z "${KAFKA_HOME:-}" ]; then
   mutepro cluster jars
 fi
+# Spark's built-in Kafka sink, only for benchmarks/spark_bench.py's comparison (mutepro's sink needs no jar)
+mutepro spark jars >/dev/null

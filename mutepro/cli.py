@@ -1,7 +1,7 @@
 """The ``mutepro`` command. Each area contributes one click group; nothing imports this module.
 
 ``mutepro cluster ...`` (local Kafka), ``mutepro config ...`` (YAML policies), ``mutepro racks ...`` (rack
-helpers), ``mutepro demo`` (the end-to-end job).
+helpers), ``mutepro demo`` (the end-to-end job), ``mutepro spark jars`` (Spark's built-in Kafka sink, to compare).
 """
 
 from __future__ import annotations
@@ -15,12 +15,15 @@ from mutepro import __version__
 from mutepro.errors import MuteproError
 from mutepro.logs import configure_logging
 
-# (module, attribute) of every sub-command group; a group whose module is absent is simply not offered.
+# (module, attribute) of every sub-command group; a group whose module is absent, or needs an optional extra that
+# is not installed (`mutepro spark` needs mutepro[spark]), is simply not offered.
+_OPTIONAL_EXTRAS = frozenset({"pyspark", "pyarrow", "pandas"})
 _GROUPS = (
     ("mutepro.cluster.cli", "cluster"),
     ("mutepro.policy.cli", "config"),
     ("mutepro.racks.cli", "racks"),
     ("mutepro.demo", "demo"),
+    ("mutepro.spark.cli", "spark"),
 )
 
 
@@ -38,7 +41,7 @@ for _module, _attr in _GROUPS:
     try:
         _command = getattr(importlib.import_module(_module), _attr)
     except ModuleNotFoundError as _err:
-        if _err.name and _module.startswith(_err.name):
+        if _err.name and (_module.startswith(_err.name) or _err.name.split(".")[0] in _OPTIONAL_EXTRAS):
             continue
         raise
     cli.add_command(_command)

@@ -490,13 +490,16 @@ typedef struct {
     FastPath *fp;
     PyObject *cb; /* the application's delivery callback or Py_None */
     Tally *tally;
+    /* the message's headers (NULL: none, and the reporter is shared): a delivery report carries no headers,
+     * and a failed message that mutepro re-sends from its report must keep them */
+    PyObject *headers;
 } Reporter;
 
 static PyTypeObject FastPath_Type;
 static PyTypeObject Reporter_Type;
 
 static PyObject *S_partition, *S_latency, *S_muted, *S_probing, *S_writable_set, *S_partition_count, *S_on_delivery, *S_timestamp,
-    *S_headers, *S_callback, *S_value, *S_key, *S_waiters, *S_wake, *S_extend, *ZERO;
+    *S_headers, *S_callback, *S_value, *S_key, *S_waiters, *S_wake, *S_extend, *S_set_headers, *ZERO;
 
 /* -- per-thread poll state ------------------------------------------------------------------------------ */
 
@@ -562,6 +565,12 @@ static double monotonic_s(void) {
 /* -- Reporter: the delivery callback handed to librdkafka for fast-path messages ------------------------- */
 
 static PyObject *reporter_fallback(Reporter *self, PyObject *err, PyObject *msg) {
+    if (self->headers != NULL && err != Py_None) {
+        PyObject *r = PyObject_CallMethodOneArg(msg, S_set_headers, self->headers);
+        if (r == NULL)
+            return NULL;
+        Py_DECREF(r);
+    }
     PyObject *args[4] = {self->cb, NULL, err, msg};
     PyObject *kind = PyLong_FromLong(0); /* NORMAL */
     if (kind == NULL)
@@ -657,6 +666,7 @@ static int Reporter_traverse(Reporter *self, visitproc visit, void *arg) {
     Py_VISIT(self->fp);
     Py_VISIT(self->cb);
     Py_VISIT(self->tally);
+    Py_VISIT(self->headers);
     return 0;
 }
 
@@ -664,6 +674,7 @@ static int Reporter_clear(Reporter *self) {
     Py_CLEAR(self->fp);
     Py_CLEAR(self->cb);
     Py_CLEAR(self->tally);
+    Py_CLEAR(self->headers);
     return 0;
 }
 
@@ -685,6 +696,23 @@ static PyTypeObject Reporter_Type = {
     .tp_clear = (inquiry)Reporter_clear,
     .tp_repr = (reprfunc)Reporter_repr,
 };
+
+static Reporter *reporter_new(FastPath *fp, PyObject *cb, Tally *tally, PyObject *headers) {
+    Reporter *r = PyObject_GC_New(Reporter, &Reporter_Type);
+    if (r == NULL)
+        return NULL;
+    r->vectorcall = (vectorcallfunc)Reporter_vectorcall;
+    Py_INCREF(fp);
+    r->fp = fp;
+    Py_INCREF(cb);
+    r->cb = cb;
+    Py_INCREF(tally);
+    r->tally = tally;
+    Py_XINCREF(headers);
+    r->headers = headers;
+    PyObject_GC_Track(r);
+    return r;
+}
 
 /* Forget the identity cache. The old references are dropped last: dropping one may run a finalizer (a
  * callback's __del__) that produces and so re-enters fastpath_reporter, which must find a consistent cache. */
@@ -726,19 +754,11 @@ static PyObject *fastpath_reporter(FastPath *fp, PyObject *cb, PyObject *topic, 
             Py_DECREF(key);
             return NULL;
         }
-        Reporter *r = PyObject_GC_New(Reporter, &Reporter_Type);
+        Reporter *r = reporter_new(fp, cb, tally, NULL);
         if (r == NULL) {
             Py_DECREF(key);
             return NULL;
         }
-        r->vectorcall = (vectorcallfunc)Reporter_vectorcall;
-        Py_INCREF(fp);
-        r->fp = fp;
-        Py_INCREF(cb);
-        r->cb = cb;
-        Py_INCREF(tally);
-        r->tally = tally;
-        PyObject_GC_Track(r);
         int rc = PyDict_SetItem(fp->reporters, key, (PyObject *)r);
         Py_DECREF(r);
         if (rc < 0) {
@@ -961,7 +981,10 @@ static PyObject *FastPath_produce(FastPath *fp, PyObject *const *args, size_t na
         cb = fp->default_cb;
     if (cb != Py_None && !PyCallable_Check(cb))
         goto to_slow; /* the Python path raises the TypeError */
-    reporter = fastpath_reporter(fp, cb, topic, t);
+    if (a[6] != NULL && a[6] != Py_None) /* headers: a reporter of its own keeps them for a re-send */
+        reporter = (PyObject *)reporter_new(fp, cb, t, a[6]);
+    else
+        reporter = fastpath_reporter(fp, cb, topic, t);
     if (reporter == NULL) {
         PyErr_Clear();
         goto to_slow;
@@ -1261,6 +1284,7 @@ PyMODINIT_FUNC PyInit__fastpath(void) {
     INTERN(S_waiters, "_waiters");
     INTERN(S_wake, "wake");
     INTERN(S_extend, "extend");
+    INTERN(S_set_headers, "set_headers");
     if ((ZERO = PyLong_FromLong(0)) == NULL)
         return NULL;
     PyTypeObject *types[] = {&Tally_Type, &Column_Type, &Counts_Type, &Reporter_Type, &FastPath_Type};

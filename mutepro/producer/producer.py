@@ -87,7 +87,7 @@ RESCUED = 8  # re-sent by a rescue already: not rescued again after a timeout
 _REPORTER_CACHE = 512
 _DIRECT_WAIT_S = 0.2  # a blocking poll() waits in librdkafka this long at a time (then checks the queue again)
 _RESCUE_QUIET_S = 1.0
-_RESCUE_DRAIN_S = 0.005  # a rescue waits at most this long for other threads to leave librdkafka's poll
+_RESCUE_DRAIN_S = 0.025  # a rescue waits at most this long for other threads to leave librdkafka's poll
 # the built-in partitioner settings the C fast path places keyed messages for (others: the Python path)
 _KEY_MODES = {
     "consistent": "KP_CONSISTENT",
@@ -448,6 +448,8 @@ class MuteProducer:
                     else:
                         reporter = self._reporter(cb, NORMAL)
                         self._last_cb, self._last_reporter = cb, reporter
+                    if headers is not None:
+                        reporter = _keeping_headers(reporter, headers)  # type: ignore[arg-type]
                     try:
                         self._inner.produce(
                             topic, value, key, partition=p, on_delivery=reporter, timestamp=timestamp, headers=headers
@@ -766,6 +768,29 @@ class MuteProducer:
         """The :class:`ProducerMuteManager`: muted partitions and brokers, manual mute/unmute, state."""
         return self._manager
 
+    def wait_for_topic(self, topic: str, timeout: float = 10.0) -> bool:
+        """Load ``topic``'s metadata (and, with a shared store, its mute state) before the first produce();
+        True once known. Without it, messages produced before the metadata arrives are partitioned by
+        librdkafka alone, blind to mutes (a fresh Spark worker would write its first rows to a partition
+        another worker muted)."""
+        deadline = time.monotonic() + timeout
+        if self._manager.snapshot(topic) is None:
+            self._wanted_topics.add(topic)
+        while not self._topic_ready(topic):
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            self._stop.wait(min(_METADATA_POLL_S, left))
+        return True
+
+    def _topic_ready(self, topic: str) -> bool:
+        # Every partition in the snapshot: while ensure_topic() builds the partitions, a mute adopted from the
+        # shared store publishes a snapshot of the partitions built so far (the first one: none), in which
+        # unkeyed messages fall back to librdkafka's own partitioning, blind to the mute.
+        snap = self._manager.snapshot(topic)
+        tally = self._tracker.topics.get(topic)
+        return snap is not None and tally is not None and snap.partition_count == tally.count > 0
+
     def outstanding(self, topic: str, partition: int) -> int:
         """Messages of ``topic[partition]`` handed to librdkafka without a final report yet."""
         return self._tracker.count(topic, partition)
@@ -882,6 +907,8 @@ class MuteProducer:
             reporter = self._reporters[(cb, kind)]
         except (KeyError, TypeError):
             reporter = self._reporter(cb, kind)
+        if headers is not None:
+            reporter = _keeping_headers(reporter, headers)
         self._inner.produce(
             topic, value, key, partition=partition, on_delivery=reporter, timestamp=timestamp, headers=headers
         )
@@ -1423,6 +1450,20 @@ class MuteProducer:
             self.counters.mutes += 1
         elif event.kind == "unmute":
             self.counters.unmutes += 1
+
+
+def _keeping_headers(
+    reporter: Callable[[KafkaError | None, Message], None], headers: Any
+) -> Callable[[KafkaError | None, Message], None]:
+    """A delivery report carries no headers; a failed message that is re-sent from its report (rescue, timeout)
+    gets its own back first. One closure per message with headers, only for those."""
+
+    def report(err: KafkaError | None, msg: Message) -> None:
+        if err is not None:
+            msg.set_headers(headers)
+        reporter(err, msg)
+
+    return report
 
 
 def _by_enqueue_time(held: _Held) -> float:

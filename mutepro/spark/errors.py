@@ -1,0 +1,9 @@
+"""The sink's exceptions: bad options are :class:`~mutepro.errors.ConfigError`; undelivered rows fail the task."""
+
+from __future__ import annotations
+
+from mutepro.errors import MuteproError
+
+
+class SinkDeliveryError(MuteproError):
+    """Rows of a Spark task were not delivered; the task fails so that Spark retries it (at least once)."""

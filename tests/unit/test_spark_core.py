@@ -1,0 +1,88 @@
+"""The shared write loop, against a recording stand-in for the producer (no broker)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+pa = pytest.importorskip("pyarrow")
+pytest.importorskip("pyspark")
+
+from pyspark.sql.types import ArrayType, BinaryType, IntegerType, StringType, StructField, StructType  # noqa: E402
+
+from mutepro.errors import ConfigError  # noqa: E402
+from mutepro.spark.core import BATCH_HEADER, ROW_HEADER, _write_batch, task_labels  # noqa: E402
+from mutepro.spark.options import parse_options  # noqa: E402
+from mutepro.spark.schema import plan_write  # noqa: E402
+
+HEADERS = ArrayType(StructType([StructField("key", StringType()), StructField("value", BinaryType())]))
+
+
+class Recorder:
+    """produce() records its arguments; the first ``full`` calls raise BufferError like a full queue."""
+
+    def __init__(self, full: int = 0) -> None:
+        self.sent: list[tuple[Any, ...]] = []
+        self.full = full
+        self.polls = 0
+
+    def produce(self, topic: str, value: Any, key: Any = None, partition: int = -1, *, headers: Any = None) -> None:
+        if self.full:
+            self.full -= 1
+            raise BufferError("queue full")
+        self.sent.append((topic, value, key, partition, headers))
+
+    def poll(self, timeout: float) -> int:
+        self.polls += 1
+        return 0
+
+
+def plan(fields: list[StructField], **options: str) -> Any:
+    return plan_write(StructType(fields), parse_options({"kafka.bootstrap.servers": "b:9092", **options}))
+
+
+class TestWriteBatch:
+    def test_simple_path_adds_identity_headers(self) -> None:
+        """Value-only rows go to the option's topic with x-mutepro-batch and x-mutepro-row per row."""
+        rec = Recorder()
+        batch = pa.RecordBatch.from_pydict({"value": ["a", "b"]})
+        n = _write_batch(rec, batch, plan([StructField("value", StringType())], topic="t"), b"q:4", "1:", 10)
+        assert n == 2
+        assert rec.sent[1] == ("t", "b", None, -1, [(BATCH_HEADER, b"q:4"), (ROW_HEADER, "1:11")])
+
+    def test_general_path_keeps_user_headers_partitions_topics(self) -> None:
+        """Per-row topics, explicit (or null) partitions and user headers are passed through, ids appended."""
+        rec = Recorder()
+        fields = [StructField("value", BinaryType()), StructField("key", BinaryType()),
+                  StructField("topic", StringType()), StructField("partition", IntegerType()),
+                  StructField("headers", HEADERS)]
+        batch = pa.RecordBatch.from_pydict({
+            "value": [b"v0", b"v1"], "key": [b"k0", None], "topic": ["t1", "t2"], "partition": [3, None],
+            "headers": [[{"key": "h", "value": None}], []],
+        })
+        _write_batch(rec, batch, plan(fields, **{"mutepro.idHeaders": "false"}), b"q:0", "0:", 0)
+        assert rec.sent == [("t1", b"v0", b"k0", 3, [("h", None)]), ("t2", b"v1", None, -1, None)]
+
+    def test_null_topic_fails_naming_the_column(self) -> None:
+        """A null topic with no topic option fails naming the column and the option."""
+        batch = pa.RecordBatch.from_pydict({"value": ["a"], "topic": [None]}, schema=pa.schema(
+            [("value", pa.string()), ("topic", pa.string())]))
+        fields = [StructField("value", StringType()), StructField("topic", StringType())]
+        with pytest.raises(ConfigError, match="'topic' is null"):
+            _write_batch(Recorder(), batch, plan(fields), b"q:0", "0:", 0)
+
+    def test_full_queue_is_served_then_retried(self) -> None:
+        """BufferError: delivery reports are served and the same row retried; nothing lost or reordered."""
+        rec = Recorder(full=3)
+        batch = pa.RecordBatch.from_pydict({"value": ["a", "b"]})
+        _write_batch(rec, batch, plan([StructField("value", StringType())], topic="t"), b"q:0", "0:", 0)
+        assert [s[1] for s in rec.sent] == ["a", "b"]
+        assert rec.polls == 3
+
+
+class TestTaskLabels:
+    def test_outside_a_task(self) -> None:
+        """Outside Spark (no TaskContext) the run id and batch make the label; partition 0, attempt 0."""
+        assert task_labels("write-1", None) == ("write-1:0", 0, 0)
+        assert task_labels("foreachBatch", 5) == ("foreachBatch:5", 0, 0)
