@@ -20,7 +20,7 @@ beginning by a plain consumer.
 Reported: produced, acknowledged, failed (by reason), rejected by produce(), unreported, lost, duplicated,
 per-key order inversions and keys leaving their partition (hold and fail), mute events (during faults / in
 quiet periods / on the bad-message topic), RSS over time, and whether the Redis password appears in any log
-line (structlog events, stderr including librdkafka's and pybreaker's loggers).
+line (mutepro's events, stderr including librdkafka's and pybreaker's loggers).
 
 Pass: lost 0 (acks=all), every accepted message reported (unreported 0), 0 inversions under hold, RSS flat
 in the quiet period (growth at most max(10 %, 32 MB)), no password in any log. Exit 0 on pass, 1 on fail.
@@ -51,7 +51,7 @@ from soak_ledger import ACCEPTED, REJECTED, Ledger, compare, encode, key_order, 
 from soak_schedule import Fault, build_schedule, schedule_json
 
 from mutepro.cluster import ClusterSpec, LocalCluster
-from mutepro.logs import configure_logging
+from mutepro.logs import configure_logging, reset_logging
 from mutepro.producer.producer import MuteProducer
 from mutepro.testing.fixtures import create_topic
 from mutepro.testing.redis_server import RedisServer
@@ -394,10 +394,8 @@ def run(settings: Settings, json_out: Path | None) -> int:
         os.dup2(saved_stderr, 2)
         os.close(saved_stderr)
         stderr_fh.close()
+        reset_logging()  # before the stream goes: mutepro's events would be written to a closed file
         events_stream.close()
-        import structlog
-
-        structlog.reset_defaults()
         cluster.stop()
         redis.close()
 

@@ -12,12 +12,11 @@ import signal
 import threading
 import time
 
-import structlog
-
 from mutepro.cluster.process import NodeProcess
 from mutepro.errors import ConfigError
+from mutepro.logs import get_logger
 
-log = structlog.get_logger("mutepro.cluster")
+log = get_logger("mutepro.cluster")
 
 
 class Limper:

@@ -34,14 +34,13 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-import structlog
-
 from mutepro.cluster.jars import KafkaDistribution, require_java, resolve_kafka
 from mutepro.cluster.process import NodeProcess
 from mutepro.cluster.spec import CONTROLLER_NODE_ID, ClusterSpec
 from mutepro.errors import ClusterError, MuteproError
+from mutepro.logs import get_logger
 
-log = structlog.get_logger("mutepro.cluster")
+log = get_logger("mutepro.cluster")
 
 _DEFAULT_JVM_OPTS = (
     # Fast start on a small machine: C1 only, serial GC, class-data sharing. Four JVMs on two cores start in

@@ -45,13 +45,13 @@ from types import MappingProxyType
 from typing import ClassVar
 
 import pybreaker
-import structlog
 
 from mutepro.detect.model import Verdict
 from mutepro.errors import ConfigError
+from mutepro.logs import get_logger
 from mutepro.mute.store import BreakerStore, MemoryStore, StoreError
 
-log = structlog.get_logger("mutepro.mute")
+log = get_logger("mutepro.mute")
 
 Clock = Callable[[], float]
 

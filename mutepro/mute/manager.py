@@ -16,20 +16,19 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-import structlog
-
 from mutepro.detect.broker import BrokerDetector
 from mutepro.detect.model import Delivery, PartitionLoad, Verdict
 from mutepro.detect.protocols import PartitionDetector
 from mutepro.detect.stats import StatsSnapshot
 from mutepro.errors import ConfigError
+from mutepro.logs import get_logger
 from mutepro.mute.breaker import BreakerState, MuteBreaker, Transition
 from mutepro.mute.factory import build_detectors
 from mutepro.mute.store import BreakerStore, MemoryStore
 from mutepro.partition.snapshot import TopicSnapshot
 from mutepro.policy.schema import TopicPolicy
 
-log = structlog.get_logger("mutepro.producer")
+log = get_logger("mutepro.producer")
 
 Clock = Callable[[], float]
 DetectorFactory = Callable[[str, TopicPolicy], list[PartitionDetector]]

@@ -29,12 +29,12 @@ from typing import Any, Protocol, runtime_checkable
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 import pybreaker
-import structlog
 
 from mutepro.errors import ConfigError, MuteproError
+from mutepro.logs import get_logger
 from mutepro.policy.redact import redact_text, redact_url
 
-log = structlog.get_logger("mutepro.mute")
+log = get_logger("mutepro.mute")
 
 
 class StoreError(MuteproError):

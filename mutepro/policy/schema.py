@@ -302,7 +302,8 @@ class StateConfig(_Model):
 
 
 class LoggingConfig(_Model):
-    """mutepro's own logging (structlog)."""
+    """mutepro's own logging (the CLI's ``--log-level``/``--log-format``; the library itself logs through the
+    stdlib ``mutepro.*`` loggers and is silent unless the application configures logging)."""
 
     level: Literal["debug", "info", "warning", "error"] = "info"
     format: Literal["console", "json"] = "console"

@@ -20,25 +20,27 @@ How one message travels (see README "How it works"):
 
 from __future__ import annotations
 
+import contextlib
 import heapq
 import itertools
 import os
 import threading
 import time
+import warnings
 import weakref
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import confluent_kafka
-import structlog
 from confluent_kafka import KafkaError, KafkaException, Message
 
 from mutepro.detect.errors import counts_against_partition
 from mutepro.detect.stats import StatsParseError, StatsSnapshot, parse_stats
 from mutepro.errors import ConfigError
-from mutepro.logs import apply_policy_logging
+from mutepro.logs import apply_policy_logging, get_logger
 from mutepro.mute.factory import build_detectors
 from mutepro.mute.manager import DetectorFactory, MuteEvent, ProducerMuteManager
 from mutepro.mute.store import BreakerStore, make_store
@@ -48,12 +50,12 @@ from mutepro.partition.snapshot import TopicSnapshot
 from mutepro.partition.sticky import linger_from_config
 from mutepro.policy.effective import Policy
 from mutepro.policy.schema import TopicPolicy
-from mutepro.producer import accel
+from mutepro.producer import accel, compat
 from mutepro.producer.callbacks import CallbackQueue
 from mutepro.producer.metrics import MuteproCollector, ProducerCounters, register_prometheus, unregister_prometheus
 from mutepro.producer.tracker import UNASSIGNED, OutstandingTracker
 
-log = structlog.get_logger("mutepro.producer")
+log = get_logger("mutepro.producer")
 
 Clock = Callable[[], float]
 DeliveryCallback = Callable[[KafkaError | None, Message], None]
@@ -170,13 +172,20 @@ class MuteProducer:
     runs the pure-Python path (same behaviour, ~3x the CPU per message), ``True`` requires it.
     """
 
+    # An instance whose __init__ never ran (a subclass that skips super().__init__()) is closed, like an
+    # uninitialised confluent_kafka.Producer: every call raises RuntimeError("Producer has been closed").
+    _closed = True
+    _user_on_delivery: Any = None
+    _snapshots: Mapping[str, TopicSnapshot] = MappingProxyType({})
+    _lock = _GatedLock()
+
     def __init__(
         self,
-        config: Mapping[str, Any],
+        config: Mapping[str, Any] | None = None,
         *,
         policy: Policy | TopicPolicy | Mapping[str, Any] | str | os.PathLike[str] | None = None,
         clock: Clock = time.monotonic,
-        partitioner: MutingPartitioner | None = None,
+        partitioner: MutingPartitioner | str | None = None,
         store: BreakerStore | None = None,
         detector_factory: DetectorFactory | None = None,
         tick_interval_s: float = 0.05,
@@ -184,9 +193,9 @@ class MuteProducer:
         accelerate: bool | None = None,
         **kwargs: Any,
     ) -> None:
-        if not isinstance(config, Mapping):
-            raise TypeError(f"config must be a dict of librdkafka settings, got {type(config).__name__}")
-        conf: dict[str, Any] = {**config, **kwargs}  # a copy: the caller's dict is never touched
+        conf = compat.config_from_args(config, kwargs)  # a copy: the caller's dict is never touched
+        if isinstance(partitioner, str):  # Producer(conf, partitioner="murmur2"): librdkafka's setting, not ours
+            conf["partitioner"], partitioner = partitioner, None
         bad = sorted(k for k in conf if k.startswith("mutepro."))
         if bad:
             raise ConfigError(
@@ -204,24 +213,39 @@ class MuteProducer:
         self._tick_s = tick_interval_s
         self.name = name or f"mutepro-{next(_ids)}"
 
-        # The application's callbacks are served from its poll(); ours run on the driver thread.
-        self._user_on_delivery: DeliveryCallback | None = conf.pop("on_delivery", None) or conf.pop("callback", None)
-        self._user_error_cb = conf.pop("error_cb", None)
-        self._user_stats_cb = conf.pop("stats_cb", None)
-        self._user_throttle_cb = conf.pop("throttle_cb", None)
-        _check_callbacks(config, kwargs)
-        self._only_errors = str(conf.pop("delivery.report.only.error", "false")).lower() in ("true", "1")
+        # The application's callbacks are served from its poll(); ours run on the driver thread. A value the
+        # real client refuses (not callable, not a bool) stays in the config, so the wrapped producer raises
+        # exactly what confluent_kafka.Producer raises for it.
+        def user_callback(key: str) -> Any:
+            value = conf.get(key)
+            return conf.pop(key, None) if value is None or callable(value) else None
+
+        self._user_on_delivery: DeliveryCallback | None = user_callback("on_delivery")
+        self._user_error_cb = user_callback("error_cb")
+        self._user_stats_cb = user_callback("stats_cb")
+        self._user_throttle_cb = user_callback("throttle_cb")
+        only_errors = conf.get("delivery.report.only.error", False)
+        self._only_errors = only_errors is True
+        if isinstance(only_errors, bool):
+            conf.pop("delivery.report.only.error", None)
         if "statistics.interval.ms" not in conf:
             conf["statistics.interval.ms"] = 1000  # broker-level detection reads librdkafka's statistics
-        conf["error_cb"] = self._on_error
-        conf["stats_cb"] = self._on_stats
-        conf["throttle_cb"] = self._on_throttle
+        conf.setdefault("error_cb", self._on_error)
+        conf.setdefault("stats_cb", self._on_stats)
+        conf.setdefault("throttle_cb", self._on_throttle)
+        # First, so that every setting librdkafka refuses raises what the real client raises (KafkaException
+        # _INVALID_ARG naming the property, TypeError for a bad callback); only then mutepro's own checks. The C
+        # class itself, not the name confluent_kafka.Producer: a test run (mutepro.testing.dropin) or an
+        # application may point that name at MuteProducer.
+        self._inner = confluent_kafka.cimpl.Producer(conf)
 
         def setting(key: str) -> int:
-            return int(conf.get(key, _LIBRDKAFKA_DEFAULTS[key]))
+            try:
+                return int(conf.get(key, _LIBRDKAFKA_DEFAULTS[key]))
+            except (TypeError, ValueError):  # a form librdkafka reads and int() does not
+                return _LIBRDKAFKA_DEFAULTS[key]
 
-        timeout_ms = int(conf.get("message.timeout.ms", conf.get("delivery.timeout.ms", 300_000)))
-        self._check_policy_against(timeout_ms)
+        self._policy = compat.adapt_slow_call(self._policy, compat.message_timeout_ms(conf))
         self._transactional = "transactional.id" in conf
         self._partitioner_name = str(conf.get("partitioner", "consistent_random"))
         defaults = self._policy_for("")
@@ -240,7 +264,6 @@ class MuteProducer:
                 "a C compiler, or MUTEPRO_PURE_PYTHON is set); reinstall mutepro with gcc present, or drop the option"
             )
         native = accel.available() if accelerate is None else accelerate
-        self._inner = confluent_kafka.Producer(conf)
         self._tracker = OutstandingTracker(
             setting("queue.buffering.max.messages"), setting("queue.buffering.max.kbytes") * 1024, native=native
         )
@@ -292,6 +315,8 @@ class MuteProducer:
         self._placed_topics: set[str] = set()
         # keyed reroutes since the last tick, (topic, home) -> {target: count}: one event per tick, not per message
         self._reroutes: dict[tuple[str, int], dict[int, int]] = {}
+        # messages moved by rescues since the last tick, (topic, origin, why) -> {target: count}
+        self._rescue_moves: dict[tuple[str, int, str], dict[int, int]] = {}
         self._weights_at = 0.0
         self._poll_pause_s = min(0.005, tick_interval_s / 2)
         self._since_poll = 0
@@ -317,9 +342,16 @@ class MuteProducer:
                 self.produce = self._fast.produce  # type: ignore[method-assign]
 
         self._stop = threading.Event()
-        self._driver = threading.Thread(target=self._drive, name=f"{self.name}-driver", daemon=True)
+        # The threads see the producer through a weak proxy: an application that drops a producer without
+        # close() gets it collected, its threads ended and the wrapped handle destroyed, as with the plain client.
+        me = weakref.proxy(self)
+        self._driver = threading.Thread(
+            target=_while_alive, args=(MuteProducer._drive, me), name=f"{self.name}-driver", daemon=True
+        )
         self._driver.start()
-        self._metadata = threading.Thread(target=self._metadata_loop, name=f"{self.name}-metadata", daemon=True)
+        self._metadata = threading.Thread(
+            target=_while_alive, args=(MuteProducer._metadata_loop, me), name=f"{self.name}-metadata", daemon=True
+        )
         self._metadata.start()
         _live.add(self)
 
@@ -458,7 +490,7 @@ class MuteProducer:
         if not isinstance(topic, str):
             raise TypeError(f"topic must be a str, got {type(topic).__name__}")
         if self._closed:
-            raise RuntimeError("produce() on a closed MuteProducer")
+            raise compat.closed_error()
         if snap is None:
             # Metadata not known yet: the driver thread loads it in the background; meanwhile librdkafka
             # partitions the message exactly as the plain client would.
@@ -484,28 +516,37 @@ class MuteProducer:
         topic: str,
         messages: list[dict[str, Any]],
         partition: int = -1,
+        callback: DeliveryCallback | None = None,
         on_delivery: DeliveryCallback | None = None,
-        timestamp: int = 0,
-        **kwargs: Any,
     ) -> int:
-        """Produce a list of message dicts (``value``, ``key``, ``partition``, ``timestamp``, ``headers``,
-        ``callback``); returns how many were accepted. Rejected dicts get an ``_error`` entry, as in
-        confluent-kafka."""
+        """Produce a list of message dicts (``value``, ``key``, ``partition``, ``callback``) like
+        ``confluent_kafka.Producer.produce_batch``: returns how many were accepted; a rejected one gets an
+        ``_error`` entry (a ``KafkaError``). Every message is checked before any is sent (``TypeError`` for a
+        wrong type, ``NotImplementedError`` for a ``timestamp``); ``headers`` are checked, then dropped, as the
+        real client does."""
+        if not isinstance(topic, str):
+            raise TypeError(f"produce_batch() argument 'topic' must be str, not {type(topic).__name__}")
+        if not isinstance(partition, int):
+            raise TypeError(f"produce_batch() argument 'partition' must be int, not {type(partition).__name__}")
+        if not isinstance(messages, list):
+            raise TypeError("messages must be a list")
+        if not messages:
+            return 0
+        if self._closed:
+            raise compat.closed_error()
+        batch = compat.validate_batch(messages, partition, callback or on_delivery)
+        produce = self.produce
         accepted = 0
-        cb = on_delivery or kwargs.get("callback")
-        for m in messages:
+        for m, entry in zip(batch, messages, strict=True):
             try:
-                self.produce(
-                    topic, m.get("value"), m.get("key"), m.get("partition", partition),
-                    m.get("callback", cb), m.get("timestamp", timestamp), m.get("headers"),
-                )
+                produce(topic, m.value, m.key, m.partition, m.callback)
+            except (BufferError, KafkaException) as err:
+                entry["_error"] = compat.batch_error(compat.error_code(err))
+            else:
                 accepted += 1
-            except BufferError:
-                m["_error"] = KafkaException(KafkaError(KafkaError._QUEUE_FULL))
-            except KafkaException as err:
-                m["_error"] = err
         return accepted
 
+    @compat.surfaces_interrupts
     def poll(self, timeout: float | None = -1) -> int:
         """Serve queued delivery reports and callbacks; wait up to ``timeout`` s (-1/None: forever) for one.
 
@@ -513,6 +554,8 @@ class MuteProducer:
         nothing and returns 0 at once: the enclosing call runs the next callbacks, in order. (The plain client
         aborts the process there; a nested serve per callback would recurse through the whole queue.)
         """
+        if self._closed:
+            raise compat.closed_error()
         self._raise_driver_error()
         if self._nested():
             return 0
@@ -563,9 +606,12 @@ class MuteProducer:
         where confluent-kafka's poll must not be entered again (it loses the outer call's state and aborts)."""
         return self._callbacks.serving_here() or (self._fast is not None and self._fast.polling() > 0)
 
+    @compat.surfaces_interrupts
     def flush(self, timeout: float | None = -1) -> int:
         """Wait until every message (held ones too) has its final report and its callback ran; returns how many
         are still outstanding when ``timeout`` (-1/None: forever) runs out."""
+        if self._closed:
+            raise compat.closed_error()
         deadline = None if timeout is None or timeout < 0 else time.monotonic() + timeout
         if self._nested():
             # Called from a callback that this thread's poll()/flush() is running: the reports still to come are
@@ -597,6 +643,8 @@ class MuteProducer:
 
         Purged messages get a delivery report with ``_PURGE_QUEUE`` / ``_PURGE_INFLIGHT`` on the next poll.
         """
+        if self._closed:
+            raise compat.closed_error()
         with self._lock:
             self._user_purge_at = self._clock()
             self._inner.purge(in_queue=in_queue, in_flight=in_flight, blocking=blocking)
@@ -612,11 +660,13 @@ class MuteProducer:
                     self._fail(item, KafkaError(KafkaError._PURGE_QUEUE, "purged while awaiting re-send"), p)
 
     def list_topics(self, topic: str | None = None, timeout: float = -1) -> Any:
-        return self._inner.list_topics(topic, timeout)
+        return self._wrapped().list_topics(topic, timeout)
 
     def __len__(self) -> int:
         """Messages not yet fully handled: outstanding in librdkafka, held, awaiting re-send, or whose callback
-        has not run yet (like ``len(confluent_kafka.Producer)``)."""
+        has not run yet (like ``len(confluent_kafka.Producer)``); 0 once closed."""
+        if self._closed:
+            return 0
         return self._tracker.total + self._held_total + len(self._retry) + len(self._callbacks)
 
     def __bool__(self) -> bool:
@@ -624,25 +674,39 @@ class MuteProducer:
 
     # transactions: pass-through (muting never moves a message out of an open transaction: rescue is off)
     def init_transactions(self, *args: Any, **kwargs: Any) -> None:
-        self._inner.init_transactions(*args, **kwargs)
+        self._open_inner().init_transactions(*args, **kwargs)
 
     def begin_transaction(self, *args: Any, **kwargs: Any) -> None:
-        self._inner.begin_transaction(*args, **kwargs)
+        self._open_inner().begin_transaction(*args, **kwargs)
 
     def send_offsets_to_transaction(self, *args: Any, **kwargs: Any) -> None:
-        self._inner.send_offsets_to_transaction(*args, **kwargs)
+        self._open_inner().send_offsets_to_transaction(*args, **kwargs)
 
     def commit_transaction(self, *args: Any, **kwargs: Any) -> None:
-        self._inner.commit_transaction(*args, **kwargs)
+        self._open_inner().commit_transaction(*args, **kwargs)
 
     def abort_transaction(self, *args: Any, **kwargs: Any) -> None:
-        self._inner.abort_transaction(*args, **kwargs)
+        self._open_inner().abort_transaction(*args, **kwargs)
+
+    def _open_inner(self) -> Any:
+        """The wrapped producer, or the real client's RuntimeError once closed."""
+        if self._closed:
+            raise compat.closed_error()
+        return self._inner
+
+    def _wrapped(self) -> Any:
+        """The wrapped producer for calls the real client still takes once closed (they raise there, with the
+        handle's own message); an instance whose __init__ never ran has none."""
+        inner = self.__dict__.get("_inner")
+        if inner is None:
+            raise RuntimeError("Handle has been closed")
+        return inner
 
     def __getattr__(self, name: str) -> Any:
         # Anything else confluent_kafka.Producer offers (set_sasl_credentials, ...) goes to the wrapped one.
         if name.startswith("_"):
             raise AttributeError(name)
-        return getattr(self._inner, name)
+        return getattr(self._wrapped(), name)
 
     def __enter__(self) -> MuteProducer:
         return self
@@ -650,18 +714,37 @@ class MuteProducer:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def close(self, timeout: float = 30.0) -> int:
-        """Flush (up to ``timeout``), stop the driver thread; returns messages still undelivered."""
+    def close(self, timeout: float | None = None) -> bool:
+        """Deliver what is still outstanding, stop mutepro's threads and destroy the wrapped producer; returns
+        True, like ``confluent_kafka.Producer.close()``. Afterwards produce/poll/flush/purge and the transaction
+        calls raise ``RuntimeError("Producer has been closed")`` and ``len()`` is 0, as with the real client.
+
+        Like the real client it waits for every message (up to its ``message.timeout.ms``); ``timeout`` (s)
+        bounds that wait instead: what is left then is purged (its callbacks run here, with ``_PURGE_QUEUE``)
+        and a ``RuntimeWarning`` says how many. A callback's exception propagates, the producer closed anyway.
+        """
         if self._closed:
-            return len(self)
-        left = self.flush(timeout)
+            return True
+        failed = True
+        try:
+            self.flush(-1 if timeout is None else timeout)
+            failed = False
+        finally:
+            self._shut_down(warn=not failed)
+        return True
+
+    def _shut_down(self, warn: bool) -> None:
+        left = len(self)
+        if left:
+            # so that destroying the wrapped producer cannot wait any longer (its close() flushes forever)
+            self.purge(in_queue=True, in_flight=True, blocking=True)
         self._closed = True
         if self._fast is not None:
             self._fast.closed = 1
         self._stop.set()
         self._driver.join(5)
         self._metadata.join(5)
-        self._callbacks.serve(0)
+        self._inner.close()  # serves the last reports (purged ones) into the callback queue
         if self._collector is not None:
             unregister_prometheus(self._collector)
         _live.discard(self)
@@ -671,7 +754,12 @@ class MuteProducer:
         self._last_reporter = None
         if self._fast is not None:
             self._fast.forget_reporters()
-        return left
+        if left and warn:
+            warnings.warn(
+                f"Producer flush failed during close: {left} messages still undelivered after the close timeout "
+                "were purged", RuntimeWarning, stacklevel=3,
+            )
+        self._callbacks.serve(0)  # the application's callbacks for the last reports, as the real close() runs
 
     # -- mutepro's own API ---------------------------------------------------------------------------------
 
@@ -1038,7 +1126,8 @@ class MuteProducer:
             else:
                 target = self._partitioner.partition(topic, None, len(msg.value() or b""), snap)
         if target is None or target < 0 or target == current:
-            err = KafkaError(KafkaError._MSG_TIMED_OUT, "message timed out and no other partition is writable")
+            # librdkafka's own error, as the plain client reports it ("Local: Message timed out")
+            err = msg.error() or KafkaError(KafkaError._MSG_TIMED_OUT)
             self.counters.failed += 1
             if cb is not None:
                 self._callbacks.put(cb, err, msg)
@@ -1054,7 +1143,9 @@ class MuteProducer:
             headers = _with_header(headers, header, str(origin).encode())
         self.counters.rescued += 1
         self._resend(topic, msg.value(), msg.key(), headers, _create_time(msg), cb, target, RESCUED)
-        log.debug("message_rescued", topic=topic, partition=origin, to_partition=target, why=why)
+        # one event per partition and tick (see _tick), never one per message: a rescue moves thousands
+        moves = self._rescue_moves.setdefault((topic, origin, why), {})
+        moves[target] = moves.get(target, 0) + 1
 
     def _resend(
         self, topic: str, value: Any, key: Any, headers: Any, timestamp: int, cb: DeliveryCallback | None,
@@ -1125,6 +1216,14 @@ class MuteProducer:
             self._release_holds()
         if self._retry:
             self._resend_retries()
+        if self._rescue_moves:
+            with self._lock:
+                rescued, self._rescue_moves = self._rescue_moves, {}
+            for (topic, origin, why), targets in rescued.items():
+                log.debug(
+                    "messages_rescued", topic=topic, partition=origin, why=why, rescued=sum(targets.values()),
+                    to_partitions=targets,
+                )
         if self._reroutes:
             with self._lock:
                 reroutes, self._reroutes = self._reroutes, {}
@@ -1352,20 +1451,6 @@ class MuteProducer:
         elif event.kind == "unmute":
             self.counters.unmutes += 1
 
-    def _check_policy_against(self, timeout_ms: int) -> None:
-        policies: Iterable[TopicPolicy]
-        if isinstance(self._policy, Policy):
-            policies = [self._policy.defaults, *self._policy.topics.values()]
-        else:
-            policies = [self._policy]
-        for tp in policies:
-            if tp.slow_call.enabled and tp.slow_call.threshold_ms >= timeout_ms:
-                raise ConfigError(
-                    f"slow_call.threshold_ms: {tp.slow_call.threshold_ms} ms is not below message.timeout.ms "
-                    f"({timeout_ms} ms), so no message could ever be slow before it times out; lower the threshold "
-                    "or raise message.timeout.ms"
-                )
-
 
 def _keeping_headers(
     reporter: Callable[[KafkaError | None, Message], None], headers: Any
@@ -1407,16 +1492,6 @@ def _in_enqueue_order(
     return [item[2] for item in keyed]
 
 
-def _check_callbacks(config: Mapping[str, Any], kwargs: Mapping[str, Any]) -> None:
-    """A callback in the config that is not callable fails at construction, with the real client's own error
-    (mutepro takes those keys out of the dict it hands on, so librdkafka would never see them)."""
-    for key in ("on_delivery", "callback", "error_cb", "stats_cb", "throttle_cb"):
-        value = kwargs.get(key, config.get(key))
-        if value is not None and not callable(value):
-            confluent_kafka.Producer({key: value})  # raises the plain client's TypeError / KafkaException
-            raise TypeError(f"{key}: expected a callable, got {type(value).__name__}")
-
-
 def _with_header(headers: Any, name: str, value: bytes) -> Any:
     if headers is None:
         items: list[tuple[str, Any]] = []
@@ -1441,6 +1516,12 @@ def _coerce_policy(policy: Any) -> Policy | TopicPolicy:
     raise TypeError(
         f"policy must be a Policy, a TopicPolicy, a path or a mapping (or None), got {type(policy).__name__}"
     )
+
+
+def _while_alive(loop: Callable[[Any], None], producer: Any) -> None:
+    """Run a producer thread's loop on a weak proxy; it ends once the producer was garbage collected."""
+    with contextlib.suppress(ReferenceError):
+        loop(producer)
 
 
 _ids = itertools.count(1)

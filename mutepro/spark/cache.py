@@ -14,16 +14,16 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any
 
-import structlog
 from confluent_kafka import KafkaError, Message
 
+from mutepro.logs import get_logger
 from mutepro.mute.store import BreakerStore, MemoryStore, make_store
 from mutepro.policy import Policy
 from mutepro.producer import MuteProducer
 from mutepro.spark.options import SinkOptions
 from mutepro.spark.sinkpolicy import load_sink_policy
 
-log = structlog.get_logger("mutepro.spark")
+log = get_logger("mutepro.spark")
 
 _FIRST_ERRORS = 5
 
@@ -136,8 +136,8 @@ def _store(policy: Policy) -> BreakerStore | None:
 
 
 def _configure_logging(policy: Policy) -> None:
-    # A Python worker has no application to configure logging, and structlog's unconfigured default prints
-    # every debug event (58k 'message_rescued' lines in one stalled run): the policy's logging section decides.
+    # A Python worker has no application to configure logging (mutepro is silent then, and a stalled run once
+    # printed 58k per-message debug lines before that): the policy's logging section decides.
     global _logging_configured
     if _logging_configured or not _in_spark_task():
         return

@@ -16,16 +16,15 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-import structlog
-
 from mutepro.errors import ConfigError
+from mutepro.logs import get_logger
 from mutepro.producer import MuteProducer
 from mutepro.spark import cache
 from mutepro.spark.errors import SinkDeliveryError
 from mutepro.spark.figures import TaskFigures
 from mutepro.spark.schema import WritePlan
 
-log = structlog.get_logger("mutepro.spark")
+log = get_logger("mutepro.spark")
 
 #: Header naming the batch a message was written in: ``<query id or write id>:<batch id>``.
 BATCH_HEADER = "x-mutepro-batch"

@@ -20,7 +20,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import structlog
 from pyspark.sql.datasource import (
     DataSource,
     DataSourceArrowWriter,
@@ -29,12 +28,13 @@ from pyspark.sql.datasource import (
 )
 
 from mutepro.errors import ConfigError
+from mutepro.logs import get_logger
 from mutepro.spark.core import write_task
 from mutepro.spark.figures import BatchFigures, TaskFigures
 from mutepro.spark.options import parse_options
 from mutepro.spark.schema import WritePlan, plan_write
 
-log = structlog.get_logger("mutepro.spark")
+log = get_logger("mutepro.spark")
 
 FORMAT = "mutepro"
 

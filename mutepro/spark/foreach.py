@@ -14,14 +14,13 @@ from collections import deque
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-import structlog
-
+from mutepro.logs import get_logger
 from mutepro.spark.core import write_task
 from mutepro.spark.figures import BatchFigures, TaskFigures
 from mutepro.spark.options import parse_options
 from mutepro.spark.schema import WritePlan, plan_write
 
-log = structlog.get_logger("mutepro.spark")
+log = get_logger("mutepro.spark")
 
 _HISTORY = 100
 

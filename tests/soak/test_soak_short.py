@@ -3,7 +3,7 @@
 About 2.5 minutes (cluster start, 75 s of load under faults, read-back). Opt-in: it runs only with
 ``MUTEPRO_SOAK=1`` (``MUTEPRO_SOAK=1 flock /tmp/mutepro-cluster.lock python3 -m pytest -m soak tests/soak``),
 so the default suite stays fast; CI can set the variable in a job of its own. The soak runs in a subprocess:
-it redirects file descriptor 2 and configures structlog for the whole process, which must not leak into other
+it redirects file descriptor 2 and configures mutepro's logging for the whole process, which must not leak into other
 tests.
 """
 

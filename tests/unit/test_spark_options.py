@@ -6,7 +6,6 @@ import json
 from pathlib import Path
 
 import pytest
-import structlog
 
 from mutepro.errors import ConfigError
 from mutepro.spark.javaopts import translate_java_option
@@ -155,7 +154,7 @@ class TestPolicy:
 class TestUnreachableRedis:
     def test_local_state_said_once(self, capsys: pytest.CaptureFixture[str]) -> None:
         """A policy's Redis that cannot be reached gives in-process mute state and one warning, not two."""
-        from mutepro.logs import configure_logging
+        from mutepro.logs import configure_logging, reset_logging
         from mutepro.mute.store import MemoryStore
         from mutepro.spark import cache
 
@@ -169,5 +168,5 @@ class TestUnreachableRedis:
             assert isinstance(cache._store(policy), MemoryStore)
             assert isinstance(cache._store(policy), MemoryStore)
         finally:
-            structlog.reset_defaults()
+            reset_logging()
         assert capsys.readouterr().err.count("spark_mute_state_local") == 1

@@ -10,11 +10,10 @@ from collections.abc import Callable, Iterator
 
 import pybreaker
 import pytest
-import structlog
 
 from mutepro.detect.model import Verdict
 from mutepro.errors import ConfigError
-from mutepro.logs import configure_logging
+from mutepro.logs import configure_logging, reset_logging
 from mutepro.mute.breaker import MuteBreaker
 from mutepro.mute.store import BreakerStore, MemoryStore, RedisStore, StoreError, make_store
 from mutepro.testing.redis_server import RedisServer
@@ -245,7 +244,7 @@ class TestRedisSecretsAndOutages:
                 breaker.tick()
                 breaker.force_open("after restart")
         finally:
-            structlog.reset_defaults()
+            reset_logging()
         text = logs.getvalue()
         captured = capfd.readouterr()
         assert PASSWORD not in text and PASSWORD not in captured.err and PASSWORD not in captured.out

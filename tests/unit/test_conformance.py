@@ -1,0 +1,93 @@
+"""The conformance harness (benchmarks/conformance.py) and its swap plugin (mutepro.testing.dropin), without
+confluent-kafka-python's checkout: junit parsing, test ids, differences, and the swap in a real pytest run."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+
+from conformance import Run, differences, node_id, parse_junit
+
+REPO = Path(__file__).resolve().parents[2]
+
+JUNIT = """<?xml version="1.0" encoding="utf-8"?>
+<testsuites><testsuite name="pytest">
+  <testcase classname="tests.test_Producer" name="test_basic_api" time="0.1"/>
+  <testcase classname="tests.test_Producer" name="test_purge" time="0.1"><failure message="x">x</failure></testcase>
+  <testcase classname="tests.test_misc" name="test_unordered_dict[MuteProducer]" time="0.1"/>
+  <testcase classname="tests.test_AIOProducer.TestAIOProducer" name="test_x[a b]" time="0.1">
+    <skipped message="s">s</skipped></testcase>
+</testsuite></testsuites>
+"""
+
+
+class TestReport:
+    def test_parse_junit_outcomes_and_original_ids(self, tmp_path: Path) -> None:
+        """Outcomes per test id; a parameter naming the class under test is compared as `Producer`."""
+        path = tmp_path / "r.xml"
+        path.write_text(JUNIT)
+        outcomes, originals = parse_junit(path)
+        assert outcomes == {
+            "tests.test_Producer::test_basic_api": "passed",
+            "tests.test_Producer::test_purge": "failed",
+            "tests.test_misc::test_unordered_dict[Producer]": "passed",
+            "tests.test_AIOProducer.TestAIOProducer::test_x[a b]": "skipped",
+        }
+        assert originals["tests.test_misc::test_unordered_dict[Producer]"] == (
+            "tests.test_misc::test_unordered_dict[MuteProducer]"
+        )
+
+    def test_node_id_maps_back_to_pytest_ids(self) -> None:
+        """Junit ids become pytest node ids (file, class, parameters) for the re-runs."""
+        files = ["tests/test_Producer.py", "tests/test_AIOProducer.py"]
+        assert node_id("tests.test_Producer::test_purge", files) == "tests/test_Producer.py::test_purge"
+        assert node_id("tests.test_AIOProducer.TestAIOProducer::test_x[a b]", files) == (
+            "tests/test_AIOProducer.py::TestAIOProducer::test_x[a b]"
+        )
+
+    def test_differences_list_every_changed_or_missing_outcome(self) -> None:
+        """A test whose outcome differs, or that ran in one run only, is a difference; equal ones are not."""
+        real = Run("real", {"a": "passed", "b": "failed", "c": "passed"}, 1.0, 0, {})
+        other = Run("c", {"a": "passed", "b": "passed", "d": "skipped"}, 1.0, 0, {})
+        assert differences(real, other) == [
+            ("b", "failed", "passed"), ("c", "passed", "missing"), ("d", "missing", "skipped")
+        ]
+
+
+class TestDropinPlugin:
+    @pytest.mark.parametrize("wanted", ["real", "mute"])
+    def test_swaps_producer_before_test_modules_import_it(self, tmp_path: Path, wanted: str) -> None:
+        """-p mutepro.testing.dropin makes `from confluent_kafka import Producer` MuteProducer (not when real)."""
+        expected = "cimpl.Producer" if wanted == "real" else "MuteProducer"
+        (tmp_path / "test_swap.py").write_text(
+            textwrap.dedent(
+                f"""
+                import signal
+                from confluent_kafka import Producer
+
+                def test_class():
+                    assert Producer.__name__ == {expected.split(".")[-1]!r}
+
+                def test_stray_sigint_fails_only_this_test():
+                    signal.raise_signal(signal.SIGINT)
+                """
+            )
+        )
+        env = {k: v for k, v in os.environ.items() if not k.startswith("MUTEPRO_")}
+        env["PYTHONPATH"] = str(REPO)
+        if wanted == "real":
+            env["MUTEPRO_DROPIN_PATH"] = "real"
+        out = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "mutepro.testing.dropin",
+             "test_swap.py"],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False,
+        )
+        assert "1 failed, 1 passed" in out.stdout, out.stdout + out.stderr
+        assert "test_stray_sigint_fails_only_this_test" in out.stdout
