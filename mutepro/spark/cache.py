@@ -109,7 +109,7 @@ def _build(options: SinkOptions) -> Worker:
     policy = load_sink_policy(options.policy, options.client)
     _configure_logging(policy)
     errors = ErrorLog()
-    config: dict[str, Any] = {**policy.client, "delivery.report.only.error": "true", "on_delivery": errors.record}
+    config: dict[str, Any] = {**policy.client, "delivery.report.only.error": True, "on_delivery": errors.record}
     producer = MuteProducer(config, policy=policy, store=_store(policy))
     return Worker(producer, errors, policy)
 
