@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from mutepro.producer import accel
+
 pytest_plugins = ["mutepro.testing.fixtures"]
 
 _UNIT = Path(__file__).parent / "unit"
@@ -24,3 +26,14 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.unit)
         elif not any(item.iter_markers(name="integration")):
             item.add_marker(pytest.mark.integration)
+
+
+@pytest.fixture(params=["c", "python"], ids=["c-fastpath", "pure-python"])
+def producer_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run a test twice: with the C fast path (when built) and with the pure-Python path. Modules that test every
+    MuteProducer behaviour on both paths apply it with ``pytest.mark.usefixtures("producer_path")``."""
+    if request.param == "c" and not accel.available():
+        pytest.skip("the C fast path is not built here")
+    if request.param == "python":
+        monkeypatch.setattr(accel, "fastpath", None)
+    return str(request.param)

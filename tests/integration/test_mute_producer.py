@@ -13,19 +13,11 @@ from confluent_kafka import KafkaError, KafkaException, Producer
 
 from mutepro.cluster.launcher import LocalCluster
 from mutepro.partition.hashing import key_partitioner
-from mutepro.producer import MuteProducer, accel
+from mutepro.producer import MuteProducer
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("producer_path")]
 
 
-@pytest.fixture(autouse=True, params=["c", "python"], ids=["c-fastpath", "pure-python"])
-def producer_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Every test here runs twice: with the C fast path (when built) and with the pure-Python path."""
-    if request.param == "c" and not accel.available():
-        pytest.skip("the C fast path is not built here")
-    if request.param == "python":
-        monkeypatch.setattr(accel, "fastpath", None)
-    return str(request.param)
 
 # Broker 2 (rack-b) leads partitions 1 and 4 of every RF=1 topic made with this assignment.
 RF1 = [[1], [2], [3], [1], [2], [3]]

@@ -25,19 +25,12 @@ import confluent_kafka
 import pytest
 from confluent_kafka import KafkaError, KafkaException, Message
 
-from mutepro.producer import MuteProducer, accel, compat
+from mutepro.producer import MuteProducer, compat
 
 CLOSED = "Producer has been closed"
 
 
-@pytest.fixture(autouse=True, params=["c", "python"], ids=["c-fastpath", "pure-python"])
-def producer_path(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
-    """Every test here runs twice: with the C fast path (when built) and with the pure-Python path."""
-    if request.param == "c" and not accel.available():
-        pytest.skip("the C fast path is not built here")
-    if request.param == "python":
-        monkeypatch.setattr(accel, "fastpath", None)
-    return str(request.param)
+pytestmark = pytest.mark.usefixtures("producer_path")  # every test on both paths (tests/conftest.py)
 
 
 @pytest.fixture
