@@ -43,6 +43,11 @@ def _render(result: PlanResult, console: Console) -> None:
     )
     if result.moving:
         console.print(f"{len(result.moving)} partition(s) are revoked first and assigned in the follow-up rebalance")
+    if result.alternative is not None:
+        console.print(
+            "the coordinator gives a different assignment if a later heartbeat, not the last member's join, "
+            "computes it (group.consumer.assignment.interval.ms); --json shows it as 'alternative'"
+        )
 
 
 def _comparison(result: PlanResult, classic: PlanResult) -> str:

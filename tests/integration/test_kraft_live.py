@@ -197,10 +197,15 @@ class TestConsumerProtocolLive:
                 path.write_text(json.dumps(scenario))
                 result = CliRunner().invoke(plan_command, ["--scenario", str(path), "--protocol", "consumer", "--json"])
                 assert result.exit_code == 0, result.output
-                predicted = {m: sorted(ps) for m, ps in json.loads(result.output)["target"].items()}
-                _poll_until(consumers, lambda p=predicted: _group_state(admin, group) == p, 30)
+                doc = json.loads(result.output)
+                predicted = {m: sorted(ps) for m, ps in doc["target"].items()}
+                # the coordinator computes on the join or (within 1 s of the last computation) on a later
+                # heartbeat; the plan names the second outcome only when member ids make the two differ
+                allowed = [predicted] + ([{m: sorted(ps) for m, ps in doc["alternative"].items()}]
+                                         if doc["alternative"] else [])  # fmt: skip
+                _poll_until(consumers, lambda a=allowed: _group_state(admin, group) in a, 30)
                 observed = _group_state(admin, group)
-                assert observed == predicted, f"step {len(joined)}: coordinator {observed} != plan {predicted}"
+                assert observed in allowed, f"step {len(joined)}: coordinator {observed} != plan {allowed}"
                 previous = observed
             # the new protocol ignored client.rack: RF 1 puts each partition on one rack, and the plan's figures
             # (the same the CLI prints) say how many of the 7 are read cross-rack

@@ -67,7 +67,7 @@ def port_placements(seed: int, steps: list[PlacementStep]) -> list[list[list[int
 
 
 def random_group(rng: random.Random) -> GroupState:
-    """1-8 members over 1-5 topics; homogeneous or not; a current assignment in a third of the groups."""
+    """1-8 members, 1-5 topics; homogeneous or not; a current assignment in a third of groups; either trigger."""
     topics = {}
     for i in range(rng.randint(1, 5)):
         name = f"t{i}" if rng.random() < 0.7 else f"topic-{rng.randrange(1000)}"
@@ -104,7 +104,8 @@ def random_group(rng: random.Random) -> GroupState:
             )
             for m in members
         ]  # fmt: skip
-    return GroupState(tuple(members), topics)
+    # the coordinator computed on the last member's join, or on a later heartbeat (assignment interval)
+    return GroupState(tuple(members), topics, joined_last=rng.random() < 0.5)
 
 
 def port_assignment(assignor: str, group: GroupState) -> dict[str, dict[str, set[int]]]:

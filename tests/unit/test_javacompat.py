@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from mutepro.racks.assign.javacompat import JavaHashSet, hash_order, string_hash, string_key, topic_partition_hash
+from mutepro.racks.assign.javacompat import (
+    JavaHashSet,
+    hash_order,
+    string_hash,
+    string_key,
+    timeline_order,
+    topic_partition_hash,
+)
 
 
 class TestHashes:
@@ -32,6 +39,28 @@ class TestHashOrder:
         s = JavaHashSet(string_hash, ["a", "b"])
         s.discard("a")
         assert s.first() == "b"
+
+
+class TestTimelineOrder:
+    """Vectors printed by Kafka 4.3.1's own TimelineHashMap (kafka-server-common jar, keys put in this order)."""
+
+    def test_colliding_keys_iterate_newest_first(self) -> None:
+        """Two member ids of a live group: the later one comes first (one slot, read backwards)."""
+        ids = ["vTyxYLayTqSTsOI1VjiKFw", "I1HVYyhVTUaJthc5D3ifXA", "DplmmTDzQDSPS/UVJXRbng"]
+        assert timeline_order(string_hash, ids) == [ids[1], ids[0], ids[2]]
+
+    def test_twenty_consumers(self) -> None:
+        """consumer0..19 grow the table from 2 to 32 slots; Java iterates them in this order."""
+        expected = [f"consumer{i}" for i in (19, 7, 11, 16, 4, 9, 13, 1, 18, 6, 10, 15, 3, 12, 8, 0, 17, 5, 14, 2)]
+        assert timeline_order(string_hash, [f"consumer{i}" for i in range(20)]) == expected
+
+    def test_mixed_keys(self) -> None:
+        """38 keys (a..z, consumer0..11): 64 slots, several shared."""
+        keys = [chr(c) for c in range(ord("a"), ord("z") + 1)] + [f"consumer{i}" for i in range(12)]
+        java = "consumer7 f consumer11 s consumer4 k x c consumer9 p h consumer1 u m consumer6 z e consumer10 r j"
+        java += " consumer3 w b o consumer8 consumer0 g t l consumer5 y d q i consumer2 v a n"
+        expected = java.split(" ")
+        assert timeline_order(string_hash, keys) == expected
 
 
 class TestStringOrder:

@@ -141,3 +141,35 @@ class JavaHashSet(Generic[K]):
 def hash_order(keys: Iterable[str]) -> list[str]:
     """The iteration order of a ``HashMap<String, ?>`` after putting ``keys`` in this order."""
     return list(JavaHashSet(string_hash, keys))
+
+
+_FIBONACCI = -7046029254386353131  # Knuth's multiplier, as the signed long BaseHashTable uses
+_LONG_MASK = (1 << 64) - 1
+
+
+def _timeline_slot(hash_code: int, slots: int) -> int:
+    """``BaseHashTable.findSlot``: the top ``log2(slots)`` bits of ``hashCode * 0x9E3779B97F4A7C15``."""
+    shift = 65 - slots.bit_length()  # slots = 2 -> 1 bit, 4 -> 2 bits ...
+    return ((hash_code * _FIBONACCI) & _LONG_MASK) >> shift
+
+
+def timeline_order(hash_of: Callable[[K], int], inserts: Iterable[K]) -> list[K]:
+    """Iteration order of a ``org.apache.kafka.timeline.TimelineHashMap`` after ``inserts`` (new keys only).
+
+    The group coordinator keeps a group's members in one (``new TimelineHashMap<>(registry, 0)``) and
+    iterates it when it builds the member map an assignor sees. Unlike ``java.util.HashMap`` it starts at
+    2 slots, doubles *before* an insert that would pass a 0.75 load (the 3rd key grows 2 -> 4, the 6th
+    4 -> 8), picks a slot by Fibonacci hashing (the *top* bits), appends colliding keys to the slot's array
+    (a rehash walks slots upwards and appends again), and its iterator visits slots upwards but each slot's
+    array *backwards*. Example: two keys sharing a slot iterate newest first.
+    """
+    slots: list[list[K]] = [[], []]
+    for size, key in enumerate(inserts):  # ``size`` keys are in before this one
+        if (size + 1) * _LOAD_FACTOR > len(slots):
+            grown: list[list[K]] = [[] for _ in range(len(slots) * 2)]
+            for bucket in slots:
+                for old in bucket:
+                    grown[_timeline_slot(hash_of(old), len(grown))].append(old)
+            slots = grown
+        slots[_timeline_slot(hash_of(key), len(slots))].append(key)
+    return [key for bucket in slots for key in reversed(bucket)]

@@ -48,6 +48,9 @@ class PlanResult:
     assignment: Assignment
     target: Assignment
     moving: Mapping[TopicPartition, str] = field(default_factory=dict)
+    #: consumer protocol only: the coordinator's result when a later heartbeat, not the last member's join,
+    #: computes the assignment (see :class:`GroupState`), if that differs from ``target``
+    alternative: Assignment | None = None
 
     @property
     def figures(self) -> Figures:
@@ -91,6 +94,9 @@ class PlanResult:
             "moving": {str(tp): m for tp, m in sorted(self.moving.items(), key=lambda kv: str(kv[0]))},
             "figures": self.figures.to_dict(),
             "target_figures": self.target_figures.to_dict(),
+            "alternative": (
+                None if self.alternative is None else {m: [str(tp) for tp in ps] for m, ps in self.alternative.items()}
+            ),
         }
 
 
@@ -108,8 +114,9 @@ def plan(scenario: Scenario, assignor: str = "range", protocol: str = "classic")
                 f"use one of {', '.join(SERVER_ASSIGNORS)}"
             )
         assignment = consumer_protocol_assignment(scenario, assignor)
+        later = consumer_protocol_assignment(scenario, assignor, joined_last=False)
         label = f"{assignor} (consumer protocol, Kafka {SERVER_KAFKA_VERSION} coordinator)"
-        return PlanResult(label, scenario, assignment, assignment, {})
+        return PlanResult(label, scenario, assignment, assignment, {}, None if later == assignment else later)
     if protocol != "classic":
         raise ConfigError(f"protocol {protocol!r} is not known; use one of {', '.join(PROTOCOLS)}")
     if assignor == "range":
@@ -121,8 +128,11 @@ def plan(scenario: Scenario, assignor: str = "range", protocol: str = "classic")
     raise ConfigError(f"assignor {assignor!r} is not supported; use one of {', '.join(ASSIGNORS)}")
 
 
-def group_state(scenario: Scenario) -> GroupState:
-    """The scenario as the group coordinator sees it: topic ids, subscriptions, current target assignment."""
+def group_state(scenario: Scenario, *, joined_last: bool = True) -> GroupState:
+    """The scenario as the group coordinator sees it: topic ids, subscriptions, current target assignment.
+
+    Members are in join order; ``joined_last`` as in :class:`GroupState`.
+    """
     cluster = scenario.cluster
     topics = {
         name: GroupTopic(
@@ -146,12 +156,12 @@ def group_state(scenario: Scenario) -> GroupState:
                 tuple((t, tuple(ps)) for t, ps in owned.items()),
             )
         )
-    return GroupState(tuple(members), topics)
+    return GroupState(tuple(members), topics, joined_last)
 
 
-def consumer_protocol_assignment(scenario: Scenario, assignor: str) -> Assignment:
+def consumer_protocol_assignment(scenario: Scenario, assignor: str, *, joined_last: bool = True) -> Assignment:
     """The server-side assignor's assignment as member -> partitions (sorted)."""
-    result = server_assign(group_state(scenario), assignor)
+    result = server_assign(group_state(scenario, joined_last=joined_last), assignor)
     return {
         m.member_id: sorted(
             (TopicPartition(t, p) for t, ps in result.get(m.member_id, {}).items() for p in ps),

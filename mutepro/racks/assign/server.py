@@ -16,10 +16,16 @@ few of their choices follow those collections' iteration order, so the port repr
   (``Uuid.hashCode`` is the xor of its four 32-bit words), and keeps the first ``quota`` of a member's
   current partitions in ``HashSet<Integer>`` order when it must revoke some.
 
-For a live group the members go in in join order; the coordinator's own order can differ from the port's only
-when two member ids share a ``HashMap`` bucket. Member ids are drawn by the clients (22-character base64
-uuids), so a plan with made-up ids shows a typical assignment and its cost, and one with the real ids and the
-current assignment shows the exact one.
+The member map is filled from the group's own member table (a ``TimelineHashMap``, whose order
+:func:`~mutepro.racks.assign.javacompat.timeline_order` reproduces from the join order), then the member whose
+heartbeat triggered the computation, if it was not a member yet. By default the coordinator computes at most
+one assignment per second (``group.consumer.assignment.interval.ms`` = 1000), so a member that joins soon
+after the last computation is assigned on a later heartbeat, when it is already in the table:
+``GroupState.joined_last`` says which of the two happened. The two orders differ only when the joiner's id
+shares a ``HashMap`` bucket with an earlier member's (about one join in eight with three members), and
+:func:`mutepro.racks.assign.planner.plan` reports the other outcome as ``alternative`` when they do.
+Member ids are drawn by the clients (22-character base64 uuids), so a plan with made-up ids shows a typical
+assignment and its cost, and one with the real ids and the current assignment shows the exact one.
 
 Inputs: :class:`GroupTopic` (name, id, partition count) and :class:`GroupMember` (member id, subscribed
 topic names as sent, ``group.instance.id``, current target assignment). Output: member id -> topic ->
@@ -35,7 +41,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from mutepro.errors import ConfigError
-from mutepro.racks.assign.javacompat import JavaHashSet, capacity_for_copy, string_hash, string_key, to_int32
+from mutepro.racks.assign.javacompat import (
+    JavaHashSet,
+    capacity_for_copy,
+    string_hash,
+    string_key,
+    timeline_order,
+    to_int32,
+)
 
 #: The Kafka version whose group coordinator assignors this module follows.
 KAFKA_VERSION = "4.3.1"
@@ -115,10 +128,15 @@ class GroupMember:
 
 @dataclass(frozen=True)
 class GroupState:
-    """Members (in the order the coordinator inserts them) and the topics they may subscribe to."""
+    """Members in join order and the topics they may subscribe to.
+
+    ``joined_last``: the last member is joining, and its own heartbeat computes the assignment (so it goes
+    into the member map after the others); False when a later heartbeat does, with every member in the table.
+    """
 
     members: tuple[GroupMember, ...]
     topics: Mapping[str, GroupTopic] = field(default_factory=dict)
+    joined_last: bool = True
 
     def homogeneous(self) -> bool:
         """``ModernGroup.subscriptionType``: homogeneous when every member subscribes to the same names."""
@@ -130,8 +148,17 @@ class GroupState:
 
 
 def _member_order(group: GroupState) -> list[str]:
-    """``groupSpec.memberIds()``: the key order of a default ``HashMap<String, ...>``."""
-    return list(JavaHashSet(string_hash, (m.member_id for m in group.members)))
+    """``groupSpec.memberIds()``: the key order of the default ``HashMap<String, ...>`` the builder fills.
+
+    ``TargetAssignmentBuilder.build`` puts the group's members in as its ``TimelineHashMap`` iterates them,
+    then the updated member (a new key only when it is joining).
+    """
+    ids = [m.member_id for m in group.members]
+    if group.joined_last:
+        inserted = timeline_order(string_hash, ids[:-1]) + ids[-1:]
+    else:
+        inserted = timeline_order(string_hash, ids)
+    return list(JavaHashSet(string_hash, inserted))
 
 
 def _subscribed_ids(member: GroupMember, topics: Mapping[str, GroupTopic]) -> list[JavaUuid]:

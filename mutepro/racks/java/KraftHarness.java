@@ -13,8 +13,10 @@
  *    "topics": [{"name": "t1", "msb": 1, "lsb": 2, "partitions": 6}, ...],
  *    "members": [{"id": "m1", "instance": null, "rack": "a", "topics": ["t1"],
  *                 "assignment": [{"topic": "t1", "partitions": [0, 1]}]}, ...]}
- *      members are put into a HashMap in input order, subscriptions and current assignments are built
- *      the way the coordinator builds them (HashSet of names -> topic ids; Assignment.fromRecord).
+ *      members are given in join order; as TargetAssignmentBuilder.build does, the member map is filled from
+ *      the group's TimelineHashMap of members, then the joiner ("joined_last": true, the default, makes the
+ *      last member the joiner; false puts every member in the table). Subscriptions and current assignments
+ *      are built the way the coordinator builds them (HashSet of names -> topic ids; Assignment.fromRecord).
  * args[0]: output file, one JSON object per line: {"id", "placements": [[[1,2,3], ...], ...]} or
  *   {"id", "assignment": {"m1": {"t1": [0, 1]}}} or {"id", "error": "..."}.
  */
@@ -24,6 +26,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.utils.LogContext;
 import org.apache.kafka.coordinator.group.api.assignor.ConsumerGroupPartitionAssignor;
 import org.apache.kafka.coordinator.group.api.assignor.GroupAssignment;
 import org.apache.kafka.coordinator.group.api.assignor.SubscribedTopicDescriber;
@@ -39,6 +42,8 @@ import org.apache.kafka.metadata.placement.PlacementSpec;
 import org.apache.kafka.metadata.placement.StripedReplicaPlacer;
 import org.apache.kafka.metadata.placement.TopicAssignment;
 import org.apache.kafka.metadata.placement.UsableBroker;
+import org.apache.kafka.timeline.SnapshotRegistry;
+import org.apache.kafka.timeline.TimelineHashMap;
 
 import java.io.BufferedWriter;
 import java.nio.charset.StandardCharsets;
@@ -49,6 +54,7 @@ import java.util.Collections;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
@@ -140,7 +146,7 @@ public final class KraftHarness {
                 return Collections.emptySet();
             }
         };
-        Map<String, MemberSubscriptionAndAssignmentImpl> specs = new HashMap<>();
+        Map<String, MemberSubscriptionAndAssignmentImpl> byInput = new LinkedHashMap<>();
         Map<Uuid, Map<Integer, String>> inverted = new HashMap<>();
         Set<Set<String>> distinctSubscriptions = new HashSet<>();
         for (JsonNode m : c.get("members")) {
@@ -163,12 +169,21 @@ public final class KraftHarness {
                 current.put(id, new HashSet<>(parts));
                 for (int p : parts) inverted.computeIfAbsent(id, k -> new HashMap<>()).put(p, memberId);
             }
-            specs.put(memberId, new MemberSubscriptionAndAssignmentImpl(
+            byInput.put(memberId, new MemberSubscriptionAndAssignmentImpl(
                     Optional.ofNullable(textOrNull(m, "rack")),
                     Optional.ofNullable(textOrNull(m, "instance")),
                     subscribedIds,
                     new Assignment(current)));
         }
+        boolean joinedLast = !c.has("joined_last") || c.get("joined_last").asBoolean();
+        List<String> joinOrder = new ArrayList<>(byInput.keySet());
+        String joiner = joinedLast && !joinOrder.isEmpty() ? joinOrder.remove(joinOrder.size() - 1) : null;
+        TimelineHashMap<String, MemberSubscriptionAndAssignmentImpl> table =
+                new TimelineHashMap<>(new SnapshotRegistry(new LogContext()), 0);
+        for (String id : joinOrder) table.put(id, byInput.get(id));
+        Map<String, MemberSubscriptionAndAssignmentImpl> specs = new HashMap<>();
+        table.forEach(specs::put);
+        if (joiner != null) specs.put(joiner, byInput.get(joiner));
         SubscriptionType type = distinctSubscriptions.size() <= 1
                 ? SubscriptionType.HOMOGENEOUS : SubscriptionType.HETEROGENEOUS;
         ConsumerGroupPartitionAssignor assignor = "range".equals(c.get("assignor").asText())

@@ -66,6 +66,7 @@ def group_case(case_id: str, assignor: str, group: GroupState) -> dict[str, Any]
             }
             for m in group.members
         ],
+        "joined_last": group.joined_last,
     }
 
 
