@@ -124,11 +124,11 @@ class _GatedLock:
 class _Held:
     """A keyed message kept by ``keyed_policy: hold`` (the slow path: only while its partition is muted)."""
 
-    __slots__ = ("callback", "enqueued", "headers", "key", "timestamp", "topic", "value")
+    __slots__ = ("callback", "enqueued", "headers", "key", "purged", "timestamp", "topic", "value")
 
     def __init__(
         self, topic: str, value: Any, key: Any, headers: Any, timestamp: int, callback: Any,
-        enqueued: float | None = None,
+        enqueued: float | None = None, purged: bool = False,
     ) -> None:
         self.topic = topic
         self.value = value
@@ -138,6 +138,9 @@ class _Held:
         self.callback = callback
         # when the application produced it (time.monotonic): a hold queue is kept in this order
         self.enqueued = time.monotonic() if enqueued is None else enqueued
+        # taken back from librdkafka by a purge: ``enqueued`` then comes from the report and counts from the
+        # message's last hand-over to librdkafka (a release or re-send restarts it), not from the application
+        self.purged = purged
 
 
 def _topic_of(msg: Message) -> str:
@@ -247,6 +250,12 @@ class MuteProducer:
 
         self._policy = compat.adapt_slow_call(self._policy, compat.message_timeout_ms(conf))
         self._transactional = "transactional.id" in conf
+        # The rescue purge is not safe for an idempotent producer: librdkafka numbers a partition's messages when
+        # they are queued, so purging queued ones leaves a gap in the sequence; the broker answers the next batch
+        # with OUT_OF_ORDER_SEQUENCE_NUMBER and librdkafka bumps the epoch, after which it can no longer rule out
+        # duplicates, and keys came out of order (sequences 85 written before 84) on the real cluster.
+        self._idempotent = self._transactional or str(conf.get("enable.idempotence", "false")).lower() in ("true", "1")
+        self._rescue_skip_logged = False
         self._partitioner_name = str(conf.get("partitioner", "consistent_random"))
         defaults = self._policy_for("")
         self._partitioner: MutingPartitioner = partitioner or DefaultMutingPartitioner(
@@ -965,6 +974,11 @@ class MuteProducer:
             self._dispatch(topic, value, key, headers, timestamp, cb, home, NORMAL)
             return
         policy = self._policy_for(topic).keyed_policy
+        if policy == "hold" and self._tracker.count(topic, home):
+            # Older messages of this partition are still in librdkafka (in flight to the muted leader, or queued
+            # behind it): anything sent now, probe included, could be written before them once they are retried.
+            self._hold(_Held(topic, value, key, headers, timestamp, cb), home)
+            return
         if policy != "reroute" and home in self._manager.probing(topic) and self._manager.try_probe(topic, home):
             self.counters.probes += 1
             self._dispatch(topic, value, key, headers, timestamp, cb, home, PROBE)
@@ -1083,7 +1097,7 @@ class MuteProducer:
                 with self._lock:
                     held_back: dict[tuple[str, int], list[_Held]] = {}
                     self._redispatch(cb, kind, msg, held_back)
-                    self._hold_front(held_back)
+                    self._hold_front(held_back, straggler=True)
                 return
         else:
             if not counts_against_partition(code):
@@ -1265,8 +1279,17 @@ class MuteProducer:
 
     def _rescue(self, opened: list[tuple[str, int]]) -> None:
         """Purge librdkafka's queues and re-send what was queued, routed around the newly muted partitions."""
-        if self._transactional:
-            log.warning("rescue_skipped", reason="transactional producer", partitions=opened)
+        if self._idempotent:
+            # New messages still go around the muted partitions (or wait in the hold); what librdkafka already
+            # queued for them waits for their broker, as in the plain client. Said once, not on every mute.
+            if not self._rescue_skip_logged:
+                self._rescue_skip_logged = True
+                log.info(
+                    "rescue_skipped",
+                    reason="transactional producer" if self._transactional else "enable.idempotence=true",
+                    detail="messages already queued for a muted partition stay queued (a purge would break the "
+                    "idempotent sequence); new messages are routed or held as the policy says",
+                )
             return
         moved: dict[tuple[str, int], dict[int, int]] = {}
         fast = self._fast
@@ -1317,16 +1340,27 @@ class MuteProducer:
             self._hold_front(held_back)
         return batch
 
-    def _hold_front(self, held_back: dict[tuple[str, int], list[_Held]]) -> None:
-        """Purged messages go back into the hold queue where they belong by enqueue time: usually the front (they
-        are older than anything held since the mute), but a late purge report (served on another thread after
-        the rescue) may be older or newer than what the rescue put there. One by one at the front, such a block
-        came out reversed."""
+    def _hold_front(self, held_back: dict[tuple[str, int], list[_Held]], straggler: bool = False) -> None:
+        """Put purged messages back into their hold queues, in front of everything held there.
+
+        A purged message is older than anything its partition holds: while a partition is muted its messages are
+        held, and the only ones handed to librdkafka are released from the head of the queue (probes, releases).
+        Their times do not say so: a purge report's time counts from the last hand-over (a probe released at T
+        reports T, later than the messages produced before T that wait behind it), so merging by time put a
+        released-then-purged message behind younger ones (key 2: sequence 85 written before 84). Among
+        themselves, purged messages are ordered by that time (one purge is reported in parts, not in order).
+        A straggler (a purge report served after its rescue) belongs among the purged run at the front."""
         for key, items in held_back.items():
-            queue = self._holds.get(key)
             ordered = sorted(items, key=_by_enqueue_time)
-            # both are in enqueue order: one merge (queued entries first among equals)
-            self._holds[key] = deque(heapq.merge(queue, ordered, key=_by_enqueue_time)) if queue else deque(ordered)
+            queue = self._holds.get(key)
+            if queue:
+                if straggler:
+                    run: list[_Held] = []
+                    while queue and queue[0].purged:
+                        run.append(queue.popleft())
+                    ordered = list(heapq.merge(run, ordered, key=_by_enqueue_time))
+                ordered.extend(queue)
+            self._holds[key] = deque(ordered)
             self._held_total += len(items)
             self.counters.held += len(items)
 
@@ -1337,6 +1371,14 @@ class MuteProducer:
         topic, current = _topic_of(msg), _partition_of(msg)
         value, key, headers, timestamp = msg.value(), msg.key(), msg.headers(), _create_time(msg)
         snap = self._manager.snapshot(topic)
+        if current < 0 and snap is not None and key is not None and self._home_of is not None:
+            # Purged from librdkafka's unassigned queue (sent before the topic's metadata was known). Sent there
+            # again it would wait for librdkafka's next metadata refresh, while the key's newer messages go
+            # straight to its partition: written after them (sequence 56 before 55). Its home is known now.
+            home = self._home_of(key, snap.partition_count)
+            if home is not None:
+                current = home
+                kind &= ~UNCOUNTED
         if kind & EXPLICIT or snap is None or current not in snap.muted:
             self.counters.requeued += 1
             self._resend(topic, value, key, headers, timestamp, cb, current, kind)
@@ -1354,7 +1396,7 @@ class MuteProducer:
         keyed = policy.keyed_policy
         if keyed == "hold":
             held_back.setdefault((topic, home), []).append(
-                _Held(topic, value, key, headers, timestamp, cb, _enqueued_at(msg))
+                _Held(topic, value, key, headers, timestamp, cb, _enqueued_at(msg), purged=True)
             )
             return None
         if keyed == "reroute" and policy.rescue.enabled:
@@ -1391,6 +1433,12 @@ class MuteProducer:
                 queue = self._holds[key]
                 snap = self._manager.snapshot(topic)
                 if snap is None:
+                    continue
+                if self._tracker.count(topic, home):
+                    # Order barrier: messages sent to this partition before it was muted have no final report yet
+                    # (in flight to a stopped leader, say). librdkafka retries them, after a leader change on the
+                    # new leader, so a held message released now would be written before them: key 39's
+                    # sequences 201-205 after 213. The plain producer waits for them just the same.
                     continue
                 if home in snap.muted:
                     if queue and home in self._manager.probing(topic) and self._manager.try_probe(topic, home):
