@@ -39,8 +39,8 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from mutepro.cluster import ClusterSpec, LocalCluster
+from mutepro.cluster.topics import create_topic
 from mutepro.producer.producer import MuteProducer
-from mutepro.testing.fixtures import create_topic
 
 FAULT_BROKER = 2
 PARTITIONS = 12
