@@ -32,7 +32,7 @@ log = get_logger("mutepro.producer")
 
 Clock = Callable[[], float]
 DetectorFactory = Callable[[str, TopicPolicy], list[PartitionDetector]]
-LoadReader = Callable[[str, int, float, float | None], PartitionLoad]
+LoadReader = Callable[[str, int, float], PartitionLoad]
 
 
 @dataclass(frozen=True)
@@ -340,13 +340,13 @@ class ProducerMuteManager:
                         # its own before message.timeout.ms. Re-open now, with backoff.
                         limit = t.slow_threshold_s
                         if limit is not None:
-                            age = load_of(name, p, now, None).oldest_age_s
+                            age = load_of(name, p, now).oldest_age_s
                             if age is not None and age > limit:
                                 part.breaker.probe_result(False)
                         continue
                     if state is not BreakerState.CLOSED:
                         continue
-                    load = load_of(name, p, now, t.slow_threshold_s)
+                    load = load_of(name, p, now)
                     closed_outstanding[p] = load.outstanding
                     if part.fresh_since is not None:
                         load = _since_reset(part, load, now)

@@ -684,15 +684,3 @@ class CooperativeStickyAssignor:
     def assign(self, scenario: Scenario) -> Assignment:
         """Java's ``CooperativeStickyAssignor.assignPartitions`` result."""
         return self.plan(scenario)[0]
-
-
-@dataclass(frozen=True)
-class StickyTargetAssignor:
-    """The converged sticky assignment (what ``cooperative-sticky`` reaches after the follow-up rebalance)."""
-
-    prefer_rack_aware: bool = False
-    name: str = "sticky-target"
-
-    def assign(self, scenario: Scenario) -> Assignment:
-        """The full sticky assignment, moving partitions included."""
-        return sticky_target(scenario, prefer_rack_aware=self.prefer_rack_aware).assignment
