@@ -46,7 +46,7 @@ from typing import ClassVar
 
 import pybreaker
 
-from mutepro.detect.model import Verdict
+from mutepro.detect.model import MuteReason, Verdict
 from mutepro.errors import ConfigError
 from mutepro.logs import get_logger
 from mutepro.mute.store import BreakerStore, MemoryStore, StoreError
@@ -432,9 +432,10 @@ class MuteBreaker:
             transition = self._fire(event, self._clock(), None) if event else None
         self._notify(transition)
 
-    def force_open(self, reason: str = "manual") -> None:
+    def force_open(self, reason: str = MuteReason.MANUAL) -> None:
         """Manual mute (shared like any state): stays until :meth:`release`, whatever detectors say."""
-        verdict = Verdict("manual") if reason == "manual" else Verdict("manual", {"note": reason})
+        manual = MuteReason.MANUAL
+        verdict = Verdict(manual) if reason == manual else Verdict(manual, {"note": str(reason)})
         with self._lock:
             event = self._behaviour.on_force(self)
             transition = self._fire(event, self._clock(), verdict) if event else None

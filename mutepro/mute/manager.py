@@ -14,10 +14,11 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Any
 
 from mutepro.detect.broker import BrokerDetector
-from mutepro.detect.model import Delivery, PartitionLoad, Verdict
+from mutepro.detect.model import Delivery, MuteReason, PartitionLoad, Verdict
 from mutepro.detect.protocols import PartitionDetector
 from mutepro.detect.stats import StatsSnapshot
 from mutepro.errors import ConfigError
@@ -35,11 +36,26 @@ DetectorFactory = Callable[[str, TopicPolicy], list[PartitionDetector]]
 LoadReader = Callable[[str, int, float], PartitionLoad]
 
 
+class MuteEventKind(StrEnum):
+    """What a :class:`MuteEvent` announces (a ``str`` enum: ``event.kind == "mute"`` keeps working)."""
+
+    MUTE = "mute"  # closed -> open (or forced open)
+    REMUTE = "remute"  # a probe failed: half-open -> open, with a longer wait
+    PROBE = "probe"  # the wait is over: open -> half-open, probe messages may go
+    UNMUTE = "unmute"  # -> closed (probes passed, released, or the leader moved)
+
+    @property
+    def muted(self) -> bool:
+        """True for the kinds after which the partition takes no traffic."""
+        return self in (MuteEventKind.MUTE, MuteEventKind.REMUTE)
+
+
 @dataclass(frozen=True)
 class MuteEvent:
-    """One mute/unmute/probe decision, as logged and counted."""
+    """One mute/unmute/probe decision, as logged and counted. ``reason`` is the verdict's (a
+    :class:`~mutepro.detect.model.MuteReason` or a custom detector's name), or the kind itself for unmute/probe."""
 
-    kind: str  # "mute" | "unmute" | "probe" | "remute"
+    kind: MuteEventKind
     topic: str
     partition: int
     broker: int | None
@@ -160,7 +176,7 @@ class ProducerMuteManager:
     def muted_brokers(self) -> dict[int, str]:
         """Broker id -> why the broker is muted (by detection or by hand)."""
         out = {b: v.describe() for b, v in self._broker_verdicts.items()}
-        out.update({b: "manual" for b in self._forced_brokers})
+        out.update({b: str(MuteReason.MANUAL) for b in self._forced_brokers})
         return out
 
     def leader(self, topic: str, partition: int) -> int:
@@ -215,7 +231,7 @@ class ProducerMuteManager:
 
     # -- manual control ---------------------------------------------------------------------------------
 
-    def mute(self, topic: str, partition: int, reason: str = "manual") -> None:
+    def mute(self, topic: str, partition: int, reason: str = MuteReason.MANUAL) -> None:
         """Mute a partition by hand; it stays muted until :meth:`unmute` (detectors and probes are ignored)."""
         with self._lock:
             part = self._require(topic, partition)
@@ -387,7 +403,7 @@ class ProducerMuteManager:
         if factor > 1.0 and len(outstanding) > 1:
             kept = []
             for v in verdicts:
-                if v[2].reason == "congestion":
+                if v[2].reason == MuteReason.CONGESTION:
                     mine = outstanding.get(v[1].partition, 0)
                     others = statistics.median(n for p, n in outstanding.items() if p != v[1].partition)
                     if mine <= factor * others:
@@ -396,12 +412,12 @@ class ProducerMuteManager:
             verdicts = kept
             if not verdicts:
                 return
-        slow_now = [v for v in verdicts if v[2].reason == "slow_call"]
+        slow_now = [v for v in verdicts if v[2].reason == MuteReason.SLOW_CALL]
         if slow_now:
             already = sum(
                 1 for part in t.partitions.values()
                 if part.breaker.state is not BreakerState.CLOSED and part.breaker.reason is not None
-                and part.breaker.reason.reason == "slow_call"
+                and part.breaker.reason.reason == MuteReason.SLOW_CALL
             )
             if 2 * (already + len(slow_now)) > len(t.partitions) and len(t.partitions) > 1:
                 if not t.saturated:
@@ -410,7 +426,7 @@ class ProducerMuteManager:
                         partitions=len(t.partitions), action="not muting: the producer or cluster is saturated",
                     )
                 t.saturated = True
-                verdicts = [v for v in verdicts if v[2].reason != "slow_call"]
+                verdicts = [v for v in verdicts if v[2].reason != MuteReason.SLOW_CALL]
             else:
                 t.saturated = False
         for topic, part, verdict in verdicts:
@@ -467,7 +483,7 @@ class ProducerMuteManager:
         part.fresh_since = self._clock()
         part.breaker = fresh.breaker
         part.detectors = fresh.detectors
-        self._emit("unmute", topic, part.partition, part.leader, why, {"previous_state": old.state.value})
+        self._emit(MuteEventKind.UNMUTE, topic, part.partition, part.leader, why, {"previous_state": old.state.value})
 
     def _trip(self, t: _Topic, part: _Partition, verdict: Verdict) -> None:
         part.muted_leader = part.leader
@@ -526,7 +542,7 @@ class ProducerMuteManager:
                 if (
                     part.breaker.state is BreakerState.OPEN
                     and part.leader >= 0
-                    and (reason is None or reason.reason != "broker")
+                    and (reason is None or reason.reason != MuteReason.BROKER)
                 ):
                     bad[part.leader] = bad.get(part.leader, 0) + 1
         verdicts = self._broker_detector.evaluate(stats, bad, now)
@@ -579,33 +595,41 @@ class ProducerMuteManager:
         broker = part.leader if part is not None else None
         target = tr.target
         if target in (BreakerState.OPEN, BreakerState.FORCED_OPEN):
-            kind = "remute" if tr.source is BreakerState.HALF_OPEN else "mute"
+            kind = MuteEventKind.REMUTE if tr.source is BreakerState.HALF_OPEN else MuteEventKind.MUTE
             if tr.source is BreakerState.CLOSED and part is not None:
                 # a mute adopted from the shared store also needs its queued messages rescued
                 self._queue_open(topic, partition)
         elif target is BreakerState.HALF_OPEN:
-            kind = "probe"
+            kind = MuteEventKind.PROBE
         else:
-            kind = "unmute"
+            kind = MuteEventKind.UNMUTE
             if part is not None:
                 part.closed_at = self._clock()
                 for det in part.detectors:
                     det.reset()
-        reason = tr.reason.reason if tr.reason is not None and kind != "unmute" else kind
-        detail = dict(tr.reason.detail) if tr.reason is not None and kind != "unmute" else {}
+        reason = tr.reason.reason if tr.reason is not None and kind is not MuteEventKind.UNMUTE else kind.value
+        detail = dict(tr.reason.detail) if tr.reason is not None and kind is not MuteEventKind.UNMUTE else {}
         self._emit(kind, topic, partition, broker, reason, detail)
         if t is not None:
             self._rebuild(topic)
 
     def _emit(
-        self, kind: str, topic: str, partition: int, broker: int | None, reason: str, detail: Mapping[str, Any]
+        self,
+        kind: MuteEventKind,
+        topic: str,
+        partition: int,
+        broker: int | None,
+        reason: str,
+        detail: Mapping[str, Any],
     ) -> None:
         event = MuteEvent(kind, topic, partition, broker, reason, dict(detail), self._clock())
         self.events.append(event)
         if len(self.events) > 1000:
             del self.events[:100]
-        level = log.warning if kind in ("mute", "remute") else log.info
-        level(f"partition_{kind}", topic=topic, partition=partition, broker=broker, reason=reason, **_plain(detail))
+        level = log.warning if kind.muted else log.info
+        # plain strings in the log fields: the console format shows repr(), and a str enum's repr is not its name
+        level(f"partition_{kind.value}", topic=topic, partition=partition, broker=broker, reason=str(reason),
+              **_plain(detail))
         if self._on_event is not None:
             self._on_event(event)
 
@@ -666,4 +690,4 @@ def _plain(detail: Mapping[str, Any]) -> dict[str, Any]:
 
 def opened_partitions(events: Iterable[MuteEvent]) -> list[tuple[str, int]]:
     """The (topic, partition) pairs an event list says were muted, in order (a test and metrics helper)."""
-    return [(e.topic, e.partition) for e in events if e.kind in ("mute", "remute")]
+    return [(e.topic, e.partition) for e in events if e.kind.muted]
