@@ -23,7 +23,7 @@ from mutepro.detect.protocols import PartitionDetector
 from mutepro.detect.stats import StatsSnapshot
 from mutepro.errors import ConfigError
 from mutepro.logs import get_logger
-from mutepro.mute.breaker import BreakerState, MuteBreaker, Transition
+from mutepro.mute.breaker import BreakerState, MuteBreaker, PartitionKey, Transition
 from mutepro.mute.factory import build_detectors
 from mutepro.mute.store import BreakerStore, MemoryStore
 from mutepro.partition.snapshot import TopicSnapshot
@@ -138,13 +138,13 @@ class ProducerMuteManager:
         )
         self._broker_verdicts: dict[int, Verdict] = {}
         self._forced_brokers: set[int] = set()
-        self._pending_open: list[tuple[str, int]] = []
+        self._pending_open: list[PartitionKey] = []
         self._outstanding: Callable[[str, int], int] = _zero
         self._accumulated: Callable[[str, int], int] = _zero
         self._in_flight: Callable[[str, int], int] = _zero
         # Breakers being reset by _replace_breaker: their intermediate transitions (adopting the old shared
         # record, force_open + release) are bookkeeping, not mute decisions, so they emit no events.
-        self._silenced: set[str] = set()
+        self._silenced: set[PartitionKey] = set()
         self.events: list[MuteEvent] = []  # bounded history for inspection (last 1,000)
 
     # -- read side ------------------------------------------------------------------------------------
@@ -335,7 +335,7 @@ class ProducerMuteManager:
         if part is not None:
             part.breaker.probe_result(ok)
 
-    def evaluate(self, load_of: LoadReader, stats: StatsSnapshot | None = None) -> list[tuple[str, int]]:
+    def evaluate(self, load_of: LoadReader, stats: StatsSnapshot | None = None) -> list[PartitionKey]:
         """One detection round; returns the partitions that became muted since the last call (to rescue).
 
         For each closed partition every detector checks the current load; a verdict opens its breaker. Open
@@ -452,7 +452,7 @@ class ProducerMuteManager:
     def _new_partition(self, topic: str, partition: int, policy: TopicPolicy) -> _Partition:
         br = policy.breaker
         breaker = MuteBreaker(
-            f"{topic}/{partition}",
+            PartitionKey(topic, partition),
             retry_interval_s=br.retry_interval_ms / 1000.0,
             max_retry_interval_s=br.max_retry_interval_ms / 1000.0,
             backoff_multiplier=br.backoff_multiplier,
@@ -470,7 +470,8 @@ class ProducerMuteManager:
         """A fresh CLOSED breaker and fresh windows (leadership moved, or unmuted by hand)."""
         old = part.breaker.snapshot()
         t = self._topics[topic]
-        self._silenced.add(old.name)
+        key = PartitionKey(topic, part.partition)
+        self._silenced.add(key)
         try:
             fresh = self._new_partition(topic, part.partition, t.policy)
             # The fresh breaker adopts the old shared record on its first tick (still open); force + release
@@ -478,7 +479,7 @@ class ProducerMuteManager:
             fresh.breaker.force_open("reset")
             fresh.breaker.release()
         finally:
-            self._silenced.discard(old.name)
+            self._silenced.discard(key)
         part.forced_by = None
         part.fresh_since = self._clock()
         part.breaker = fresh.breaker
@@ -494,8 +495,9 @@ class ProducerMuteManager:
     def _queue_open(self, topic: str, partition: int) -> None:
         # A trip queues the partition twice (trip()'s result and the CLOSED -> OPEN transition both report it);
         # a rescue needs it once. The list holds only the partitions opened since the last evaluate: tiny.
-        if (topic, partition) not in self._pending_open:
-            self._pending_open.append((topic, partition))
+        key = PartitionKey(topic, partition)
+        if key not in self._pending_open:
+            self._pending_open.append(key)
 
     def _apply_leaders(self, t: _Topic, leaders: Mapping[int, int]) -> None:
         for p, leader in leaders.items():
@@ -586,10 +588,9 @@ class ProducerMuteManager:
         t.probing = probing
 
     def _on_transition(self, tr: Transition) -> None:
-        if tr.name in self._silenced:
-            return
-        topic, _, p = tr.name.rpartition("/")
-        partition = int(p)
+        if tr.key is None or tr.key in self._silenced:
+            return  # every breaker here is built with its PartitionKey; None would be someone else's
+        topic, partition = tr.key
         t = self._topics.get(topic)
         part = t.partitions.get(partition) if t is not None else None
         broker = part.leader if part is not None else None
@@ -688,6 +689,6 @@ def _plain(detail: Mapping[str, Any]) -> dict[str, Any]:
     return {(f"detail_{k}" if k in reserved else k): v for k, v in detail.items()}
 
 
-def opened_partitions(events: Iterable[MuteEvent]) -> list[tuple[str, int]]:
+def opened_partitions(events: Iterable[MuteEvent]) -> list[PartitionKey]:
     """The (topic, partition) pairs an event list says were muted, in order (a test and metrics helper)."""
-    return [(e.topic, e.partition) for e in events if e.kind.muted]
+    return [PartitionKey(e.topic, e.partition) for e in events if e.kind.muted]
