@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any
+from typing import Any, overload
 
 from mutepro.detect.broker import BrokerDetector
 from mutepro.detect.model import Delivery, MuteReason, PartitionLoad, Verdict
@@ -34,6 +34,8 @@ log = get_logger("mutepro.producer")
 Clock = Callable[[], float]
 DetectorFactory = Callable[[str, TopicPolicy], list[PartitionDetector]]
 LoadReader = Callable[[str, int, float], PartitionLoad]
+#: one figure of a verdict's or an event's detail
+Figure = float | int | str
 
 
 class MuteEventKind(StrEnum):
@@ -60,7 +62,7 @@ class MuteEvent:
     partition: int
     broker: int | None
     reason: str
-    detail: Mapping[str, Any]
+    detail: Mapping[str, Figure]
     at: float
 
 
@@ -621,7 +623,7 @@ class ProducerMuteManager:
         partition: int,
         broker: int | None,
         reason: str,
-        detail: Mapping[str, Any],
+        detail: Mapping[str, Figure],
     ) -> None:
         event = MuteEvent(kind, topic, partition, broker, reason, dict(detail), self._clock())
         self.events.append(event)
@@ -670,7 +672,13 @@ class _Tail(Sequence[float]):
     def __len__(self) -> int:
         return max(0, len(self._seq) - self._start)
 
-    def __getitem__(self, i: Any) -> Any:
+    @overload
+    def __getitem__(self, i: int) -> float: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[float]: ...
+
+    def __getitem__(self, i: int | slice) -> float | list[float]:
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
         if i < 0:
@@ -684,7 +692,7 @@ def _zero(topic: str, partition: int) -> int:
     return 0
 
 
-def _plain(detail: Mapping[str, Any]) -> dict[str, Any]:
+def _plain(detail: Mapping[str, Figure]) -> dict[str, Figure]:
     reserved = {"event", "topic", "partition", "broker", "reason", "level", "timestamp"}
     return {(f"detail_{k}" if k in reserved else k): v for k, v in detail.items()}
 

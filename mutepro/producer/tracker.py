@@ -160,7 +160,7 @@ class Counts:
 
 if fastpath is not None:
 
-    class NativeTopicTally(fastpath.Tally):  # type: ignore[misc,name-defined]
+    class NativeTopicTally(fastpath.Tally):  # type: ignore[name-defined]
         """:class:`TopicTally` with its counters in C arrays, where the C fast path updates them in place
         (``tally.sent[p] += 1`` works on the live column views as on lists)."""
 

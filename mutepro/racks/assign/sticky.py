@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from mutepro.racks.assign.javacompat import JavaHashSet, hash_order, string_key
@@ -355,7 +356,7 @@ class _SortedConsumers:
     def last(self) -> str:
         return self._keys[-1][2]
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[str]:
         return iter([k[2] for k in self._keys])
 
 
