@@ -13,10 +13,6 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
-import socket
-import subprocess
-import tempfile
-import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -26,7 +22,7 @@ import pytest
 from mutepro.cluster.launcher import LocalCluster, default_run_root
 from mutepro.cluster.spec import ClusterSpec
 from mutepro.cluster.topics import create_topic
-from mutepro.errors import ClusterError
+from mutepro.testing.redis_server import RedisServer
 
 __all__ = ["create_topic", "kafka_cluster", "redis_url", "topic_factory"]
 
@@ -81,29 +77,13 @@ def topic_factory(kafka_cluster: LocalCluster, request: pytest.FixtureRequest) -
 
 @pytest.fixture(scope="session")
 def redis_url() -> Iterator[str]:
-    """A real redis-server on a free loopback port (no persistence), stopped after the session."""
-    server = shutil.which("redis-server")
-    if not server:
+    """A real redis-server on a free loopback port (no persistence, no password), stopped after the session."""
+    if not shutil.which("redis-server"):
         pytest.fail(
             "redis-server is not installed; run `bash .ci/install.sh` (Debian: apt-get install redis-server)"
         )
-    port = _free_port()
-    workdir = tempfile.mkdtemp(prefix="mutepro-redis-")
-    proc = subprocess.Popen(
-        [server, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-         "--dir", workdir, "--protected-mode", "yes"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT,
-    )
-    try:
-        _wait_for_port(port, proc, timeout_s=20)
-        yield f"redis://127.0.0.1:{port}/0"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        shutil.rmtree(workdir, ignore_errors=True)
+    with RedisServer() as server:
+        yield server.url
 
 
 # -- helpers -------------------------------------------------------------------------------------------------
@@ -122,22 +102,3 @@ def _existing_cluster(bootstrap: str) -> LocalCluster:
 def _slug(name: str) -> str:
     cleaned = "".join(c if c.isalnum() else "-" for c in name.lower()).strip("-")
     return ("t-" + cleaned)[:60]
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def _wait_for_port(port: int, proc: subprocess.Popen[bytes], timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            raise ClusterError(f"redis-server exited with code {proc.returncode} before listening on {port}")
-        try:
-            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
-                return
-        except OSError:
-            time.sleep(0.05)  # the server is starting; connecting is the only readiness signal it gives
-    raise ClusterError(f"redis-server did not listen on 127.0.0.1:{port} within {timeout_s}s")

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Protocol
 
 from mutepro.errors import ConfigError, MuteproError
 from mutepro.racks.assign.javacompat import string_key, topic_partition_hash
@@ -153,16 +152,6 @@ class AssignmentStateError(MuteproError):
 
     This happens only for inconsistent input (e.g. owned partitions that do not exist); fix the scenario.
     """
-
-
-class Assignor(Protocol):
-    """A partition assignor: a name and a pure function from scenario to assignment."""
-
-    name: str
-
-    def assign(self, scenario: Scenario) -> Assignment:
-        """Assign partitions to the scenario's members (every member gets a list, possibly empty)."""
-        ...
 
 
 def tps(*texts: str) -> tuple[TopicPartition, ...]:
