@@ -54,7 +54,7 @@ def summarize_run(
     rec: Recorder, res: LoadResult, *, fault: FaultWindow | None = None, warmup_s: float = 3.0,
     rate: float | None = None,
 ) -> dict[str, Any]:
-    """The headline figures of one producer's run (see README "Reading the output")."""
+    """The headline figures of one producer's run (described in benchmarks/README.md, "Measurements")."""
     n = res.offered
     sent, done, state, part = _arrays(rec, n)
     accepted_mask = state != 0

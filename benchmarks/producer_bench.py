@@ -39,8 +39,8 @@ from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 from mutepro.cluster import ClusterSpec, LocalCluster
+from mutepro.cluster.topics import create_topic
 from mutepro.producer.producer import MuteProducer
-from mutepro.testing.fixtures import create_topic
 
 FAULT_BROKER = 2
 PARTITIONS = 12
@@ -185,7 +185,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--rate-share", type=float, default=0.5, help="share of plain capacity to offer (default 0.5)")
     p.add_argument(
         "--queue-messages", type=int, default=50_000,
-        help="queue.buffering.max.messages for both producers (default 50000, see README)",
+        help="queue.buffering.max.messages for both producers (default 50000; why: benchmarks/README.md)",
     )
     p.add_argument("--slow-ms", type=int, default=500, help="MuteProducer slow_call.threshold_ms (default 500)")
     p.add_argument("--retry-ms", type=int, default=2000, help="breaker.retry_interval_ms (default 2000)")

@@ -51,9 +51,9 @@ from soak_ledger import ACCEPTED, REJECTED, Ledger, compare, encode, key_order, 
 from soak_schedule import Fault, build_schedule, schedule_json
 
 from mutepro.cluster import ClusterSpec, LocalCluster
+from mutepro.cluster.topics import create_topic
 from mutepro.logs import configure_logging, reset_logging
 from mutepro.producer.producer import MuteProducer
-from mutepro.testing.fixtures import create_topic
 from mutepro.testing.redis_server import RedisServer
 
 POLICIES = ("hold", "reroute", "fail")

@@ -44,9 +44,9 @@ from confluent_kafka.admin import AdminClient
 import mutepro
 from mutepro.cluster.launcher import LocalCluster
 from mutepro.cluster.spec import ClusterSpec
+from mutepro.cluster.topics import create_topic
 from mutepro.spark import KafkaSink, register
 from mutepro.spark.jars import resolve_spark_kafka
-from mutepro.testing.fixtures import create_topic
 
 SINKS = ("builtin_default", "builtin_tuned", "mutepro_ds", "mutepro_fb")
 BATCH_SCENARIOS = ("happy", "stalled", "limping")

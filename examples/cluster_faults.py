@@ -8,7 +8,7 @@ from __future__ import annotations
 from confluent_kafka import Producer
 
 from mutepro.cluster import ClusterSpec, LocalCluster
-from mutepro.testing.fixtures import create_topic
+from mutepro.cluster.topics import create_topic
 
 
 def main() -> None:

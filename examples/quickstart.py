@@ -9,7 +9,7 @@ from confluent_kafka.admin import AdminClient
 
 from mutepro import MuteProducer
 from mutepro.cluster import ClusterSpec, LocalCluster
-from mutepro.testing.fixtures import create_topic
+from mutepro.cluster.topics import create_topic
 
 
 def main() -> None:

@@ -8,10 +8,10 @@
 
 from __future__ import annotations
 
-from mutepro.detect import Delivery, PartitionDetector, PartitionLoad, Verdict
+from mutepro.detect import Delivery, MuteReason, PartitionDetector, PartitionLoad, Verdict
 from mutepro.errors import ClusterError, ConfigError, MuteproError, PrerequisiteError
 from mutepro.mute.breaker import BreakerState, MuteBreaker
-from mutepro.mute.manager import MuteEvent, ProducerMuteManager
+from mutepro.mute.manager import MuteEvent, MuteEventKind, ProducerMuteManager
 from mutepro.mute.store import BreakerStore, MemoryStore, RedisStore
 from mutepro.partition import MuteView, MutingPartitioner, TopicSnapshot
 from mutepro.policy import (
@@ -20,6 +20,7 @@ from mutepro.policy import (
     CongestionConfig,
     FailureRateConfig,
     HoldConfig,
+    KeyedPolicy,
     LoggingConfig,
     MetricsConfig,
     PartitionerConfig,
@@ -48,12 +49,15 @@ __all__ = [
     "Delivery",
     "FailureRateConfig",
     "HoldConfig",
+    "KeyedPolicy",
     "LoggingConfig",
     "MemoryStore",
     "MetricsConfig",
     "MuteBreaker",
     "MuteEvent",
+    "MuteEventKind",
     "MuteProducer",
+    "MuteReason",
     "MuteView",
     "MuteproError",
     "MutingPartitioner",

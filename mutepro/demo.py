@@ -208,8 +208,8 @@ def demo(rate: int, duration: float, fault_at: float, fault_s: float, out: Path)
     from confluent_kafka import Producer
     from confluent_kafka.admin import AdminClient
 
+    from mutepro.cluster.topics import create_topic
     from mutepro.producer import MuteProducer
-    from mutepro.testing.fixtures import create_topic
 
     if not 0 < fault_at < fault_at + fault_s < duration:
         raise click.BadParameter("expected 0 < --fault-at < --fault-at + --fault < --duration", param_hint="--fault")

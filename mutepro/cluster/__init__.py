@@ -6,6 +6,7 @@ from mutepro.cluster.faults import Limper
 from mutepro.cluster.jars import DEFAULT_KAFKA_VERSION, KafkaDistribution, resolve_kafka
 from mutepro.cluster.launcher import BrokerInfo, LocalCluster
 from mutepro.cluster.spec import ClusterSpec
+from mutepro.cluster.topics import create_topic
 
 __all__ = [
     "DEFAULT_KAFKA_VERSION",
@@ -14,5 +15,6 @@ __all__ = [
     "KafkaDistribution",
     "Limper",
     "LocalCluster",
+    "create_topic",
     "resolve_kafka",
 ]

@@ -9,7 +9,7 @@ from __future__ import annotations
 from mutepro.detect.broker import BrokerDetector
 from mutepro.detect.congestion import CongestionDetector
 from mutepro.detect.failure_rate import FailureRateDetector
-from mutepro.detect.model import Delivery, PartitionLoad, Verdict
+from mutepro.detect.model import Delivery, MuteReason, PartitionLoad, Verdict
 from mutepro.detect.protocols import BrokerHealthDetector, PartitionDetector
 from mutepro.detect.slow_call import SlowCallDetector
 from mutepro.detect.stats import BrokerStats, PartitionStats, StatsParseError, StatsSnapshot, parse_stats
@@ -23,6 +23,7 @@ __all__ = [
     "CountWindow",
     "Delivery",
     "FailureRateDetector",
+    "MuteReason",
     "PartitionDetector",
     "PartitionLoad",
     "PartitionStats",

@@ -6,7 +6,7 @@ import statistics
 from collections.abc import Callable, Mapping
 
 from mutepro.detect.failure_rate import check_minimum
-from mutepro.detect.model import Verdict
+from mutepro.detect.model import MuteReason, Verdict
 from mutepro.detect.stats import StatsSnapshot
 from mutepro.errors import ConfigError
 
@@ -43,7 +43,7 @@ class BrokerDetector:
     partitions whose leadership went to a healthy broker.
     """
 
-    name = "broker"
+    name: str = MuteReason.BROKER
 
     def __init__(
         self,
@@ -91,7 +91,7 @@ class BrokerDetector:
             self._check_down(stats, now, add)
             self._check_latency(stats, add)
 
-        return {node: Verdict("broker", detail) for node, detail in sorted(found.items())}
+        return {node: Verdict(MuteReason.BROKER, detail) for node, detail in sorted(found.items())}
 
     def _check_down(self, stats: StatsSnapshot, now: float, add: _Add) -> None:
         leading = {p.leader for p in stats.partitions.values()}

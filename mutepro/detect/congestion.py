@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mutepro.detect.failure_rate import check_minimum, check_rate
-from mutepro.detect.model import Delivery, PartitionLoad, Verdict
+from mutepro.detect.model import Delivery, MuteReason, PartitionLoad, Verdict
 
 
 class CongestionDetector:
@@ -17,7 +17,7 @@ class CongestionDetector:
     ``reset`` do nothing.
     """
 
-    name = "congestion"
+    name: str = MuteReason.CONGESTION
 
     def __init__(self, max_share: float, min_messages: int, min_age_s: float = 0.0) -> None:
         self.max_share = check_rate("congestion.max_share", max_share)
@@ -50,7 +50,7 @@ class CongestionDetector:
         if not (over_msgs or over_bytes):
             return None
         return Verdict(
-            "congestion",
+            MuteReason.CONGESTION,
             {
                 "outstanding": load.outstanding,
                 "outstanding_bytes": load.outstanding_bytes,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mutepro.detect.model import Delivery, PartitionLoad, Verdict
+from mutepro.detect.model import Delivery, MuteReason, PartitionLoad, Verdict
 from mutepro.detect.window import SlidingWindow, effective_minimum_calls
 from mutepro.errors import ConfigError
 
@@ -32,7 +32,7 @@ class FailureRateDetector:
     trip yet.
     """
 
-    name = "failure_rate"
+    name: str = MuteReason.FAILURE_RATE
 
     def __init__(self, window: SlidingWindow, minimum_calls: int, threshold: float) -> None:
         self.window = window
@@ -54,7 +54,7 @@ class FailureRateDetector:
         if stats.calls < self._minimum or stats.failure_rate < self.threshold:
             return None
         return Verdict(
-            "failure_rate",
+            MuteReason.FAILURE_RATE,
             {
                 "failure_rate": round(stats.failure_rate, 4),
                 "threshold_pct": round(self.threshold * 100, 2),

@@ -5,7 +5,22 @@ from __future__ import annotations
 import bisect
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from enum import StrEnum
 from types import MappingProxyType
+
+
+class MuteReason(StrEnum):
+    """Why the built-in detectors (and a manual mute) mute a partition: :attr:`Verdict.reason`'s vocabulary.
+
+    A ``str`` enum, so it compares equal to the plain name, logs and serialises as it (``"slow_call"``); a custom
+    detector's verdict carries its own name instead.
+    """
+
+    FAILURE_RATE = "failure_rate"
+    SLOW_CALL = "slow_call"
+    CONGESTION = "congestion"
+    BROKER = "broker"
+    MANUAL = "manual"
 
 
 @dataclass(frozen=True)
@@ -49,6 +64,14 @@ class PartitionLoad:
         return bisect.bisect_left(self.ages_s, -age_s, key=lambda a: -a)
 
 
+def _reason(name: str) -> str:
+    """A built-in reason as its :class:`MuteReason` member, a custom detector's name as it is."""
+    try:
+        return MuteReason(name)
+    except ValueError:
+        return name
+
+
 def _freeze(detail: Mapping[str, float | int | str]) -> Mapping[str, float | int | str]:
     return MappingProxyType(dict(detail))
 
@@ -57,9 +80,9 @@ def _freeze(detail: Mapping[str, float | int | str]) -> Mapping[str, float | int
 class Verdict:
     """Why a partition (or broker) should be muted, with the figures that tripped it.
 
-    ``reason`` is ``"failure_rate" | "slow_call" | "congestion" | "broker" | "manual"`` or a custom
-    detector's name; ``detail`` holds the numbers, e.g. ``{"slow_call_rate": 0.93, "threshold_pct": 50,
-    "calls": 41}``.
+    ``reason`` is a :class:`MuteReason` (``"failure_rate"``, ``"slow_call"``, ``"congestion"``, ``"broker"``,
+    ``"manual"``) or a custom detector's name; ``detail`` holds the numbers, e.g. ``{"slow_call_rate": 0.93,
+    "threshold_pct": 50, "calls": 41}``.
     """
 
     reason: str
@@ -81,13 +104,13 @@ class Verdict:
 
     def to_dict(self) -> dict[str, object]:
         """A JSON-ready form (used by the shared breaker store)."""
-        return {"reason": self.reason, "detail": dict(self.detail)}
+        return {"reason": str(self.reason), "detail": dict(self.detail)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, object]) -> Verdict:
         """Inverse of :meth:`to_dict`."""
         detail = data.get("detail") or {}
-        return cls(reason=str(data["reason"]), detail=dict(detail))  # type: ignore[call-overload]
+        return cls(reason=_reason(str(data["reason"])), detail=dict(detail))  # type: ignore[call-overload]
 
 
 def _fmt(value: float | int | str) -> str:

@@ -11,7 +11,13 @@ from mutepro.detect.stats import StatsSnapshot
 
 @runtime_checkable
 class PartitionDetector(Protocol):
-    """Judges one partition. One instance per partition, so it may keep per-partition state (a window)."""
+    """Judges one partition. One instance per partition, so it may keep per-partition state (a window).
+
+    Optional: ``record_many(calls, failures, slow, now)`` takes a tick's tally of reports at once (the producer
+    counts reports per partition with plain integers and hands them over every 50 ms tick; ``slow`` of them were
+    slower than the topic's ``slow_call.threshold_ms``). A detector without it gets one :meth:`record` call per
+    report instead; every built-in detector has it.
+    """
 
     name: str
 
@@ -26,19 +32,6 @@ class PartitionDetector(Protocol):
     def reset(self) -> None:
         """Forget the past: called when the partition is unmuted so it starts with a fresh window."""
         ...
-
-
-@runtime_checkable
-class BulkRecorder(Protocol):
-    """Optional for detectors: take a tick's tally of reports at once (the producer's fast path).
-
-    The producer counts delivery reports per partition with plain integers and hands them over every tick
-    (50 ms): ``calls`` reports, ``failures`` of them failed, ``slow`` of them slower than the topic's
-    ``slow_call.threshold_ms``. A detector without ``record_many`` gets one :meth:`PartitionDetector.record`
-    call per report instead.
-    """
-
-    def record_many(self, calls: int, failures: int, slow: int, now: float) -> None: ...
 
 
 @runtime_checkable

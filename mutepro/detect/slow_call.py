@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mutepro.detect.failure_rate import check_minimum, check_rate
-from mutepro.detect.model import Delivery, PartitionLoad, Verdict
+from mutepro.detect.model import Delivery, MuteReason, PartitionLoad, Verdict
 from mutepro.detect.window import SlidingWindow, effective_minimum_calls
 from mutepro.errors import ConfigError
 
@@ -26,7 +26,7 @@ class SlowCallDetector:
     rule sees it within one threshold plus one check interval).
     """
 
-    name = "slow_call"
+    name: str = MuteReason.SLOW_CALL
 
     def __init__(
         self,
@@ -73,7 +73,7 @@ class SlowCallDetector:
         stall_after = self.threshold_s if self._ever_reported else max(self.threshold_s, self.warm_up_s)
         if stuck and silent_s > stall_after:
             return Verdict(
-                "slow_call",
+                MuteReason.SLOW_CALL,
                 {
                     "stalled": 1,
                     "no_report_for_s": round(silent_s, 3),
@@ -88,7 +88,7 @@ class SlowCallDetector:
         if rate < self.rate_threshold:
             return None
         return Verdict(
-            "slow_call",
+            MuteReason.SLOW_CALL,
             {
                 "slow_call_rate": round(rate, 4),
                 "threshold_pct": round(self.rate_threshold * 100, 2),

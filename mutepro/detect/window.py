@@ -39,8 +39,6 @@ class WindowStats:
         return cls(calls, failures, slow_calls, failures / calls, slow_calls / calls)
 
 
-EMPTY_STATS = WindowStats.of(0, 0, 0)
-
 
 @runtime_checkable
 class SlidingWindow(Protocol):

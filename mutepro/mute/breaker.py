@@ -14,9 +14,10 @@ needs:
   muted/unmuted every few seconds, exposing a slice of traffic to it each time);
 * FORCED_OPEN — a manual mute: ignores trips, ticks and probes until ``release``.
 
-The transitions are data (:data:`TRANSITIONS`, a ``(state, event) -> state`` table); the behaviour of each
-state is one small class (``ClosedState`` ...). Timing uses the injected monotonic ``clock``, never
-pybreaker's.
+The transitions are data (:data:`TRANSITIONS`, a ``(state, event) -> state`` table); each state is one small
+immutable class holding its own data (:class:`Open`: the verdict, when it opened, opens in a row, the wait and
+``retry_at``; :class:`HalfOpen`: its probes; :class:`Closed`: its probation) and saying how it reacts; the breaker
+only swaps state objects. Timing uses the injected monotonic ``clock``, never pybreaker's.
 
 pybreaker provides the storage and listeners: every breaker wraps a :class:`pybreaker.CircuitBreaker` whose
 storage comes from the :class:`~mutepro.mute.store.BreakerStore`, and every transition is mirrored into it
@@ -39,14 +40,14 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from types import MappingProxyType
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 import pybreaker
 
-from mutepro.detect.model import Verdict
+from mutepro.detect.model import MuteReason, Verdict
 from mutepro.errors import ConfigError
 from mutepro.logs import get_logger
 from mutepro.mute.store import BreakerStore, MemoryStore, StoreError
@@ -112,9 +113,24 @@ def _table() -> Mapping[tuple[BreakerState, BreakerEvent], BreakerState]:
 TRANSITIONS: Mapping[tuple[BreakerState, BreakerEvent], BreakerState] = _table()
 
 
+class PartitionKey(NamedTuple):
+    """The partition a breaker guards, as a value: ``key.topic``, ``key.partition``, or unpacked as a pair.
+
+    ``str(key)`` (``"orders/3"``) is the breaker's name and its key in the shared store; it is written, never
+    parsed back.
+    """
+
+    topic: str
+    partition: int
+
+    def __str__(self) -> str:
+        return f"{self.topic}/{self.partition}"
+
+
 @dataclass(frozen=True)
 class Transition:
-    """One state change, as passed to ``on_transition``. ``at`` is on the breaker's monotonic clock."""
+    """One state change, as passed to ``on_transition``. ``at`` is on the breaker's monotonic clock; ``key`` is the
+    breaker's partition when it was built for one (``None`` for a breaker built with a plain name)."""
 
     name: str
     source: BreakerState
@@ -122,6 +138,7 @@ class Transition:
     at: float
     reason: Verdict | None
     remote: bool = False  # adopted from another process's record
+    key: PartitionKey | None = None
 
 
 @dataclass(frozen=True)
@@ -141,139 +158,234 @@ class BreakerSnapshot:
         return self.state is BreakerState.CLOSED
 
 
-# -- per-state behaviour -------------------------------------------------------------------------------------
+# -- the states, each with its own data -----------------------------------------------------------------------
 
 
-class _StateBehaviour:
-    """How a breaker in one state reacts; returns the event to fire (or None). Stateless singletons."""
+class _Timing(NamedTuple):
+    """The breaker's configured waits, which a state needs to compute the next one."""
+
+    retry_interval_s: float
+    max_retry_interval_s: float
+    backoff_multiplier: float
+    half_open_probes: int
+
+    def backed_off(self, interval: float) -> float:
+        """The next wait after ``interval``: multiplied, capped (5 s x 2 -> 10 s, ..., at most the cap)."""
+        return min(interval * self.backoff_multiplier, self.max_retry_interval_s)
+
+
+class _Probation(NamedTuple):
+    """After probes closed the breaker: until when a trip continues the backoff, and from where."""
+
+    until: float
+    opens: int
+    interval: float
+
+
+@dataclass(frozen=True)
+class _State:
+    """What a breaker in one state knows and how it reacts. Immutable: a change of data is a new state object
+    (the breaker swaps it under its lock), so a state never writes to the breaker."""
 
     state: ClassVar[BreakerState]
     writable: ClassVar[bool] = False
 
-    def on_trip(self, b: MuteBreaker) -> BreakerEvent | None:
+    # the wait the breaker uses (or last used) in OPEN, after backoff; every state carries it for the record
+    interval: float
+
+    @property
+    def reason(self) -> Verdict | None:
         return None
 
-    def on_tick(self, b: MuteBreaker, now: float) -> BreakerEvent | None:
+    @property
+    def opened_at(self) -> float | None:
         return None
 
-    def try_probe(self, b: MuteBreaker) -> bool:
-        return False
+    @property
+    def retry_at(self) -> float | None:
+        return None
 
-    def on_probe_result(self, b: MuteBreaker, ok: bool) -> BreakerEvent | None:
-        return None  # a late result after the breaker moved on: ignored
+    @property
+    def opens(self) -> int:
+        return 0
 
-    def on_force(self, b: MuteBreaker) -> BreakerEvent | None:
+    @property
+    def probes_in_flight(self) -> int:
+        return 0
+
+    def on_trip(self) -> BreakerEvent | None:
+        return None
+
+    def on_tick(self, now: float) -> BreakerEvent | None:
+        return None
+
+    def try_probe(self, timing: _Timing) -> _State | None:
+        """The state after granting one probe, or None when no probe may go."""
+        return None
+
+    def on_probe_result(self, ok: bool, timing: _Timing) -> tuple[BreakerEvent | None, _State]:
+        return None, self  # a late result after the breaker moved on: ignored
+
+    def on_force(self) -> BreakerEvent | None:
         return BreakerEvent.FORCE
 
-    def on_release(self, b: MuteBreaker) -> BreakerEvent | None:
+    def on_release(self) -> BreakerEvent | None:
         return None
 
-    def enter(self, b: MuteBreaker, source: BreakerState, now: float, reason: Verdict | None) -> None:
-        raise NotImplementedError
 
-
-class ClosedState(_StateBehaviour):
-    """Writable; a trip opens it. Entering it resets the backoff."""
+@dataclass(frozen=True)
+class Closed(_State):
+    """Writable; a trip opens it. ``probation`` is set when probes closed it (see the module docstring)."""
 
     state = BreakerState.CLOSED
     writable = True
 
-    def on_trip(self, b: MuteBreaker) -> BreakerEvent | None:
+    probation: _Probation | None = None
+
+    def on_trip(self) -> BreakerEvent | None:
         return BreakerEvent.TRIP
 
-    def enter(self, b: MuteBreaker, source: BreakerState, now: float, reason: Verdict | None) -> None:
-        if source is BreakerState.HALF_OPEN:
-            # closed by its probes: on probation for as long as it last waited (see the module docstring)
-            b._probation = (now + b._interval, b._opens, b._interval)
-        else:
-            b._probation = None
-        b._reason = None
-        b._opened_at = b._retry_at = None
-        b._opens = 0
-        b._interval = b.retry_interval_s
-        b._reset_probes()
+    @classmethod
+    def entered(cls, source: _State, now: float, timing: _Timing) -> Closed:
+        if isinstance(source, HalfOpen):
+            # closed by its probes: on probation for as long as it last waited
+            return cls(timing.retry_interval_s, _Probation(now + source.interval, source.opens, source.interval))
+        return cls(timing.retry_interval_s)
 
 
-class OpenState(_StateBehaviour):
+@dataclass(frozen=True)
+class _Muted(_State):
+    """The data every not-writable state has: why, since when, and how many opens in a row."""
+
+    why: Verdict | None
+    since: float | None
+    count: int
+
+    @property
+    def reason(self) -> Verdict | None:
+        return self.why
+
+    @property
+    def opened_at(self) -> float | None:
+        return self.since
+
+    @property
+    def opens(self) -> int:
+        return self.count
+
+
+@dataclass(frozen=True)
+class Open(_Muted):
     """Muted until ``retry_at``; trips are ignored (already open)."""
 
     state = BreakerState.OPEN
 
-    def on_tick(self, b: MuteBreaker, now: float) -> BreakerEvent | None:
-        if b._retry_at is not None and now >= b._retry_at:
-            return BreakerEvent.RETRY_DUE
-        return None
+    until: float | None
 
-    def enter(self, b: MuteBreaker, source: BreakerState, now: float, reason: Verdict | None) -> None:
-        probation = b._probation
-        b._probation = None
-        if source is BreakerState.HALF_OPEN:
+    @property
+    def retry_at(self) -> float | None:
+        return self.until
+
+    def on_tick(self, now: float) -> BreakerEvent | None:
+        return BreakerEvent.RETRY_DUE if self.until is not None and now >= self.until else None
+
+    @classmethod
+    def entered(cls, source: _State, now: float, reason: Verdict | None, timing: _Timing) -> Open:
+        if isinstance(source, HalfOpen):
             # Failed again after a retry: wait longer. 5 s x 2 -> 10 s, ..., capped at max_retry_interval_s.
-            b._opens += 1
-            b._interval = min(b._interval * b.backoff_multiplier, b.max_retry_interval_s)
-        elif source is BreakerState.CLOSED and probation is not None and now < probation[0]:
+            opens, interval = source.opens + 1, timing.backed_off(source.interval)
+        elif isinstance(source, Closed) and source.probation is not None and now < source.probation.until:
             # Tripped again while on probation: as if its probes had failed. Worked numbers, retry 2 s x 2: a
             # limp closes it at t=22.8 after a 2 s wait, it trips at 23.6 (< 24.8): this time it waits 4 s.
-            b._opens = probation[1] + 1
-            b._interval = min(probation[2] * b.backoff_multiplier, b.max_retry_interval_s)
+            opens, interval = source.probation.opens + 1, timing.backed_off(source.probation.interval)
         else:
-            b._opens = 1
-            b._interval = b.retry_interval_s
-        if reason is not None:
-            b._reason = reason  # a probe failure keeps the verdict that opened the breaker
-        b._opened_at = now
-        b._retry_at = now + b._interval
-        b._reset_probes()
+            opens, interval = 1, timing.retry_interval_s
+        why = reason if reason is not None else source.reason  # a probe failure keeps the verdict that opened it
+        return cls(interval, why, now, opens, now + interval)
 
 
-class HalfOpenState(_StateBehaviour):
+@dataclass(frozen=True)
+class HalfOpen(_Muted):
     """Not writable, but lets up to ``half_open_probes`` probes through."""
 
     state = BreakerState.HALF_OPEN
 
-    def on_trip(self, b: MuteBreaker) -> BreakerEvent | None:
+    in_flight: int = 0
+    successes: int = 0
+
+    @property
+    def probes_in_flight(self) -> int:
+        return self.in_flight
+
+    def on_trip(self) -> BreakerEvent | None:
         return BreakerEvent.TRIP
 
-    def try_probe(self, b: MuteBreaker) -> bool:
+    def try_probe(self, timing: _Timing) -> _State | None:
         # Grant at most half_open_probes in total: successes already in plus probes still in flight.
-        if b._probe_successes + b._probes_in_flight >= b.half_open_probes:
-            return False
-        b._probes_in_flight += 1
-        return True
+        if self.successes + self.in_flight >= timing.half_open_probes:
+            return None
+        return replace(self, in_flight=self.in_flight + 1)
 
-    def on_probe_result(self, b: MuteBreaker, ok: bool) -> BreakerEvent | None:
-        b._probes_in_flight = max(0, b._probes_in_flight - 1)
+    def on_probe_result(self, ok: bool, timing: _Timing) -> tuple[BreakerEvent | None, _State]:
+        in_flight = max(0, self.in_flight - 1)
         if not ok:
-            return BreakerEvent.PROBE_FAILED
-        b._probe_successes += 1
-        return BreakerEvent.PROBES_PASSED if b._probe_successes >= b.half_open_probes else None
+            return BreakerEvent.PROBE_FAILED, replace(self, in_flight=in_flight)
+        after = replace(self, in_flight=in_flight, successes=self.successes + 1)
+        return (BreakerEvent.PROBES_PASSED if after.successes >= timing.half_open_probes else None), after
 
-    def enter(self, b: MuteBreaker, source: BreakerState, now: float, reason: Verdict | None) -> None:
-        b._retry_at = None
-        b._reset_probes()
+    @classmethod
+    def entered(cls, source: _State) -> HalfOpen:
+        return cls(source.interval, source.reason, source.opened_at, source.opens)
 
 
-class ForcedOpenState(_StateBehaviour):
+@dataclass(frozen=True)
+class ForcedOpen(_Muted):
     """Manually muted: ignores trips, ticks and probes; only ``release`` closes it."""
 
     state = BreakerState.FORCED_OPEN
 
-    def on_force(self, b: MuteBreaker) -> BreakerEvent | None:
+    def on_force(self) -> BreakerEvent | None:
         return None
 
-    def on_release(self, b: MuteBreaker) -> BreakerEvent | None:
+    def on_release(self) -> BreakerEvent | None:
         return BreakerEvent.RELEASE
 
-    def enter(self, b: MuteBreaker, source: BreakerState, now: float, reason: Verdict | None) -> None:
-        b._reason = reason
-        b._opened_at = now
-        b._retry_at = None
-        b._reset_probes()
+    @classmethod
+    def entered(cls, source: _State, now: float, reason: Verdict | None) -> ForcedOpen:
+        return cls(source.interval, reason, now, source.opens)
 
 
-_BEHAVIOURS: Mapping[BreakerState, _StateBehaviour] = MappingProxyType(
-    {cls.state: cls() for cls in (ClosedState, OpenState, HalfOpenState, ForcedOpenState)}
-)
+def _entered(target: BreakerState, source: _State, now: float, reason: Verdict | None, timing: _Timing) -> _State:
+    """The state a transition to ``target`` lands in, built from the state it leaves."""
+    if target is BreakerState.CLOSED:
+        return Closed.entered(source, now, timing)
+    if target is BreakerState.OPEN:
+        return Open.entered(source, now, reason, timing)
+    if target is BreakerState.HALF_OPEN:
+        return HalfOpen.entered(source)
+    return ForcedOpen.entered(source, now, reason)
+
+
+def _adopted(
+    target: BreakerState,
+    current: _State,
+    reason: Verdict | None,
+    opened_at: float | None,
+    retry_at: float | None,
+    opens: int,
+    interval: float,
+) -> _State:
+    """The state another process's record describes (same state: its probes in flight are kept)."""
+    if target is BreakerState.CLOSED:
+        probation = current.probation if isinstance(current, Closed) else None
+        return Closed(interval, probation)
+    if target is BreakerState.OPEN:
+        return Open(interval, reason, opened_at, opens, retry_at)
+    if target is BreakerState.HALF_OPEN:
+        if isinstance(current, HalfOpen):
+            return replace(current, interval=interval, why=reason, since=opened_at, count=opens)
+        return HalfOpen(interval, reason, opened_at, opens)
+    return ForcedOpen(interval, reason, opened_at, opens)
 
 
 # -- the breaker ---------------------------------------------------------------------------------
@@ -286,12 +398,13 @@ class MuteBreaker:
     ``clock`` is monotonic seconds (local timing); ``wall_clock`` is epoch seconds (shared records only).
     ``sync_interval_s`` limits how often ``tick`` reads the shared record (0 = every tick): with Redis and a
     few hundred partitions ticked every 100 ms, 1 s keeps it to a few hundred GETs a second. Call ``tick()``
-    once after construction to pick up state other processes already published.
+    once after construction to pick up state other processes already published. ``name`` is a
+    :class:`PartitionKey` for a partition's breaker (its transitions then carry it), or any string.
     """
 
     def __init__(
         self,
-        name: str,
+        name: str | PartitionKey,
         *,
         retry_interval_s: float,
         max_retry_interval_s: float,
@@ -318,7 +431,10 @@ class MuteBreaker:
             raise ConfigError(f"breaker half_open_probes must be a whole number >= 1, got {half_open_probes!r}")
         if not sync_interval_s >= 0:
             raise ConfigError(f"breaker sync_interval_s must be >= 0 seconds, got {sync_interval_s!r}")
-        self.name = name
+        #: the partition this breaker guards (None for a breaker built with a plain name)
+        self.key = name if isinstance(name, PartitionKey) else None
+        #: the breaker's name, also its key in the shared store (``"topic/partition"`` for a partition)
+        self.name = str(name)
         self.retry_interval_s = float(retry_interval_s)
         self.max_retry_interval_s = float(max_retry_interval_s)
         self.backoff_multiplier = float(backoff_multiplier)
@@ -332,22 +448,16 @@ class MuteBreaker:
         self._lock = threading.RLock()
 
         try:
-            storage = self._store.storage_for(name)
+            storage = self._store.storage_for(self.name)
         except StoreError as err:
-            _store_warning("breaker store unavailable, keeping state locally", name, err)
+            _store_warning("breaker store unavailable, keeping state locally", self.name, err)
             storage = pybreaker.CircuitMemoryStorage(pybreaker.STATE_CLOSED)
-        self._cb = pybreaker.CircuitBreaker(name=name, state_storage=storage, listeners=list(listeners))
+        self._cb = pybreaker.CircuitBreaker(name=self.name, state_storage=storage, listeners=list(listeners))
 
-        self._behaviour: _StateBehaviour = _BEHAVIOURS[BreakerState.CLOSED]
-        self._reason: Verdict | None = None
-        self._opened_at: float | None = None
-        self._retry_at: float | None = None
-        self._opens = 0
-        self._interval = self.retry_interval_s
-        # (until, opens, interval) after probes closed the breaker; a trip before ``until`` continues the backoff
-        self._probation: tuple[float, int, float] | None = None
-        self._probes_in_flight = 0
-        self._probe_successes = 0
+        self._timing = _Timing(
+            self.retry_interval_s, self.max_retry_interval_s, self.backoff_multiplier, self.half_open_probes
+        )
+        self._state: _State = Closed(self.retry_interval_s)
         self._seen: tuple[int, str] = (0, "")  # (version, writer) of the record this state corresponds to
         self._last_sync: float | None = None
 
@@ -355,39 +465,39 @@ class MuteBreaker:
 
     @property
     def state(self) -> BreakerState:
-        return self._behaviour.state
+        return self._state.state
 
     @property
     def writable(self) -> bool:
         """True only when CLOSED."""
-        return self._behaviour.writable
+        return self._state.writable
 
     @property
     def reason(self) -> Verdict | None:
-        return self._reason
+        return self._state.reason
 
     @property
     def opened_at(self) -> float | None:
-        return self._opened_at
+        return self._state.opened_at
 
     @property
     def retry_at(self) -> float | None:
         """When OPEN becomes HALF_OPEN (monotonic clock), None in other states."""
-        return self._retry_at
+        return self._state.retry_at
 
     @property
     def opens(self) -> int:
         """Consecutive opens since the breaker was last closed (1 after the first trip)."""
-        return self._opens
+        return self._state.opens
 
     @property
     def current_retry_interval_s(self) -> float:
         """The wait the breaker uses (or last used) in OPEN, after backoff."""
-        return self._interval
+        return self._state.interval
 
     @property
     def probes_in_flight(self) -> int:
-        return self._probes_in_flight
+        return self._state.probes_in_flight
 
     @property
     def pybreaker(self) -> pybreaker.CircuitBreaker:
@@ -397,14 +507,15 @@ class MuteBreaker:
     def snapshot(self) -> BreakerSnapshot:
         """An immutable copy of the current state."""
         with self._lock:
-            return BreakerSnapshot(self.name, self.state, self._reason, self._opened_at, self._retry_at, self._opens)
+            st = self._state
+            return BreakerSnapshot(self.name, st.state, st.reason, st.opened_at, st.retry_at, st.opens)
 
     # -- write side -------------------------------------------------------------------------------
 
     def trip(self, verdict: Verdict) -> bool:
         """CLOSED/HALF_OPEN -> OPEN for ``verdict``. False (and nothing changes) if already open or forced."""
         with self._lock:
-            event = self._behaviour.on_trip(self)
+            event = self._state.on_trip()
             transition = self._fire(event, self._clock(), verdict) if event else None
         self._notify(transition)
         return transition is not None
@@ -414,7 +525,7 @@ class MuteBreaker:
         with self._lock:
             now = self._clock()
             transitions = [self._sync(now)] if self._sync_due(now) else []
-            event = self._behaviour.on_tick(self, now)
+            event = self._state.on_tick(now)
             if event is not None:
                 transitions.append(self._fire(event, now, None))
         for t in transitions:
@@ -423,47 +534,46 @@ class MuteBreaker:
     def try_probe(self) -> bool:
         """HALF_OPEN: grant one probe message if fewer than ``half_open_probes`` are granted; else False."""
         with self._lock:
-            return self._behaviour.try_probe(self)
+            granted = self._state.try_probe(self._timing)
+            if granted is None:
+                return False
+            self._state = granted
+            return True
 
     def probe_result(self, ok: bool) -> None:
         """The outcome of a granted probe: enough successes close the breaker, one failure re-opens it."""
         with self._lock:
-            event = self._behaviour.on_probe_result(self, ok)
+            event, self._state = self._state.on_probe_result(ok, self._timing)
             transition = self._fire(event, self._clock(), None) if event else None
         self._notify(transition)
 
-    def force_open(self, reason: str = "manual") -> None:
+    def force_open(self, reason: str = MuteReason.MANUAL) -> None:
         """Manual mute (shared like any state): stays until :meth:`release`, whatever detectors say."""
-        verdict = Verdict("manual") if reason == "manual" else Verdict("manual", {"note": reason})
+        manual = MuteReason.MANUAL
+        verdict = Verdict(manual) if reason == manual else Verdict(manual, {"note": str(reason)})
         with self._lock:
-            event = self._behaviour.on_force(self)
+            event = self._state.on_force()
             transition = self._fire(event, self._clock(), verdict) if event else None
         self._notify(transition)
 
     def release(self) -> None:
         """FORCED_OPEN -> CLOSED; does nothing in other states."""
         with self._lock:
-            event = self._behaviour.on_release(self)
+            event = self._state.on_release()
             transition = self._fire(event, self._clock(), None) if event else None
         self._notify(transition)
 
     # -- internals --------------------------------------------------------------------------------
-
-    def _reset_probes(self) -> None:
-        self._probes_in_flight = 0
-        self._probe_successes = 0
 
     def _fire(self, event: BreakerEvent, now: float, reason: Verdict | None) -> Transition | None:
         source = self.state
         target = TRANSITIONS.get((source, event))
         if target is None:
             return None
-        behaviour = _BEHAVIOURS[target]
-        behaviour.enter(self, source, now, reason)
-        self._behaviour = behaviour
+        self._state = _entered(target, self._state, now, reason, self._timing)
         self._mirror(target)
         self._publish(now)
-        return Transition(self.name, source, target, now, self._reason)
+        return Transition(self.name, source, target, now, self._state.reason, key=self.key)
 
     def _mirror(self, target: BreakerState) -> None:
         """Write the coarse state into pybreaker's storage (FORCED_OPEN is "open" to pybreaker)."""
@@ -483,14 +593,15 @@ class MuteBreaker:
         def epoch(t: float | None) -> float | None:
             return None if t is None else wall + (t - now)
 
+        st = self._state
         return {
             "name": self.name,
-            "state": self.state.value,
-            "reason": self._reason.to_dict() if self._reason is not None else None,
-            "opened_at_epoch": epoch(self._opened_at),
-            "retry_at_epoch": epoch(self._retry_at),
-            "opens": self._opens,
-            "retry_interval_s": self._interval,
+            "state": st.state.value,
+            "reason": st.reason.to_dict() if st.reason is not None else None,
+            "opened_at_epoch": epoch(st.opened_at),
+            "retry_at_epoch": epoch(st.retry_at),
+            "opens": st.opens,
+            "retry_interval_s": st.interval,
             "version": self._seen[0],
             "writer": self._writer,
             "updated_at_epoch": wall,
@@ -540,20 +651,19 @@ class MuteBreaker:
             value = record.get(key)
             return None if value is None else float(value) + offset  # type: ignore[arg-type]
 
-        reason = record.get("reason")
+        raw_reason = record.get("reason")
+        reason = Verdict.from_dict(raw_reason) if isinstance(raw_reason, Mapping) else None
+        opens = int(record.get("opens", 0))  # type: ignore[call-overload]
+        interval = float(record.get("retry_interval_s", self.retry_interval_s))  # type: ignore[arg-type]
         source = self.state
-        self._reason = Verdict.from_dict(reason) if isinstance(reason, Mapping) else None
-        self._opened_at = local("opened_at_epoch")
-        self._retry_at = local("retry_at_epoch")
-        self._opens = int(record.get("opens", 0))  # type: ignore[call-overload]
-        self._interval = float(record.get("retry_interval_s", self.retry_interval_s))  # type: ignore[arg-type]
+        self._state = _adopted(
+            target, self._state, reason, local("opened_at_epoch"), local("retry_at_epoch"), opens, interval
+        )
         self._seen = (version, writer)
         if target is source:
             return None  # same state, newer details (e.g. a longer backoff): nothing to announce
-        self._reset_probes()
-        self._behaviour = _BEHAVIOURS[TRANSITIONS[(source, _ADOPT[target])]]
         self._mirror(target)  # usually already there (shared storage); cheap, and right if it is not
-        return Transition(self.name, source, target, now, self._reason, remote=True)
+        return Transition(self.name, source, target, now, self._state.reason, remote=True, key=self.key)
 
     def _notify(self, transition: Transition | None) -> None:
         if transition is None:
@@ -570,7 +680,7 @@ class MuteBreaker:
             self._on_transition(transition)
 
     def __repr__(self) -> str:
-        return f"MuteBreaker({self.name!r}, {self.state.value}, reason={self._reason!r})"
+        return f"MuteBreaker({self.name!r}, {self.state.value}, reason={self._state.reason!r})"
 
 
 def _store_warning(event: str, breaker: str, err: Exception) -> None:

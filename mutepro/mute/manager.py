@@ -14,15 +14,16 @@ import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from enum import StrEnum
+from typing import Any, overload
 
 from mutepro.detect.broker import BrokerDetector
-from mutepro.detect.model import Delivery, PartitionLoad, Verdict
+from mutepro.detect.model import Delivery, MuteReason, PartitionLoad, Verdict
 from mutepro.detect.protocols import PartitionDetector
 from mutepro.detect.stats import StatsSnapshot
 from mutepro.errors import ConfigError
 from mutepro.logs import get_logger
-from mutepro.mute.breaker import BreakerState, MuteBreaker, Transition
+from mutepro.mute.breaker import BreakerState, MuteBreaker, PartitionKey, Transition
 from mutepro.mute.factory import build_detectors
 from mutepro.mute.store import BreakerStore, MemoryStore
 from mutepro.partition.snapshot import TopicSnapshot
@@ -32,19 +33,36 @@ log = get_logger("mutepro.producer")
 
 Clock = Callable[[], float]
 DetectorFactory = Callable[[str, TopicPolicy], list[PartitionDetector]]
-LoadReader = Callable[[str, int, float, float | None], PartitionLoad]
+LoadReader = Callable[[str, int, float], PartitionLoad]
+#: one figure of a verdict's or an event's detail
+Figure = float | int | str
+
+
+class MuteEventKind(StrEnum):
+    """What a :class:`MuteEvent` announces (a ``str`` enum: ``event.kind == "mute"`` keeps working)."""
+
+    MUTE = "mute"  # closed -> open (or forced open)
+    REMUTE = "remute"  # a probe failed: half-open -> open, with a longer wait
+    PROBE = "probe"  # the wait is over: open -> half-open, probe messages may go
+    UNMUTE = "unmute"  # -> closed (probes passed, released, or the leader moved)
+
+    @property
+    def muted(self) -> bool:
+        """True for the kinds after which the partition takes no traffic."""
+        return self in (MuteEventKind.MUTE, MuteEventKind.REMUTE)
 
 
 @dataclass(frozen=True)
 class MuteEvent:
-    """One mute/unmute/probe decision, as logged and counted."""
+    """One mute/unmute/probe decision, as logged and counted. ``reason`` is the verdict's (a
+    :class:`~mutepro.detect.model.MuteReason` or a custom detector's name), or the kind itself for unmute/probe."""
 
-    kind: str  # "mute" | "unmute" | "probe" | "remute"
+    kind: MuteEventKind
     topic: str
     partition: int
     broker: int | None
     reason: str
-    detail: Mapping[str, Any]
+    detail: Mapping[str, Figure]
     at: float
 
 
@@ -122,13 +140,13 @@ class ProducerMuteManager:
         )
         self._broker_verdicts: dict[int, Verdict] = {}
         self._forced_brokers: set[int] = set()
-        self._pending_open: list[tuple[str, int]] = []
+        self._pending_open: list[PartitionKey] = []
         self._outstanding: Callable[[str, int], int] = _zero
         self._accumulated: Callable[[str, int], int] = _zero
         self._in_flight: Callable[[str, int], int] = _zero
         # Breakers being reset by _replace_breaker: their intermediate transitions (adopting the old shared
         # record, force_open + release) are bookkeeping, not mute decisions, so they emit no events.
-        self._silenced: set[str] = set()
+        self._silenced: set[PartitionKey] = set()
         self.events: list[MuteEvent] = []  # bounded history for inspection (last 1,000)
 
     # -- read side ------------------------------------------------------------------------------------
@@ -160,7 +178,7 @@ class ProducerMuteManager:
     def muted_brokers(self) -> dict[int, str]:
         """Broker id -> why the broker is muted (by detection or by hand)."""
         out = {b: v.describe() for b, v in self._broker_verdicts.items()}
-        out.update({b: "manual" for b in self._forced_brokers})
+        out.update({b: str(MuteReason.MANUAL) for b in self._forced_brokers})
         return out
 
     def leader(self, topic: str, partition: int) -> int:
@@ -215,7 +233,7 @@ class ProducerMuteManager:
 
     # -- manual control ---------------------------------------------------------------------------------
 
-    def mute(self, topic: str, partition: int, reason: str = "manual") -> None:
+    def mute(self, topic: str, partition: int, reason: str = MuteReason.MANUAL) -> None:
         """Mute a partition by hand; it stays muted until :meth:`unmute` (detectors and probes are ignored)."""
         with self._lock:
             part = self._require(topic, partition)
@@ -319,7 +337,7 @@ class ProducerMuteManager:
         if part is not None:
             part.breaker.probe_result(ok)
 
-    def evaluate(self, load_of: LoadReader, stats: StatsSnapshot | None = None) -> list[tuple[str, int]]:
+    def evaluate(self, load_of: LoadReader, stats: StatsSnapshot | None = None) -> list[PartitionKey]:
         """One detection round; returns the partitions that became muted since the last call (to rescue).
 
         For each closed partition every detector checks the current load; a verdict opens its breaker. Open
@@ -340,13 +358,13 @@ class ProducerMuteManager:
                         # its own before message.timeout.ms. Re-open now, with backoff.
                         limit = t.slow_threshold_s
                         if limit is not None:
-                            age = load_of(name, p, now, None).oldest_age_s
+                            age = load_of(name, p, now).oldest_age_s
                             if age is not None and age > limit:
                                 part.breaker.probe_result(False)
                         continue
                     if state is not BreakerState.CLOSED:
                         continue
-                    load = load_of(name, p, now, t.slow_threshold_s)
+                    load = load_of(name, p, now)
                     closed_outstanding[p] = load.outstanding
                     if part.fresh_since is not None:
                         load = _since_reset(part, load, now)
@@ -387,7 +405,7 @@ class ProducerMuteManager:
         if factor > 1.0 and len(outstanding) > 1:
             kept = []
             for v in verdicts:
-                if v[2].reason == "congestion":
+                if v[2].reason == MuteReason.CONGESTION:
                     mine = outstanding.get(v[1].partition, 0)
                     others = statistics.median(n for p, n in outstanding.items() if p != v[1].partition)
                     if mine <= factor * others:
@@ -396,12 +414,12 @@ class ProducerMuteManager:
             verdicts = kept
             if not verdicts:
                 return
-        slow_now = [v for v in verdicts if v[2].reason == "slow_call"]
+        slow_now = [v for v in verdicts if v[2].reason == MuteReason.SLOW_CALL]
         if slow_now:
             already = sum(
                 1 for part in t.partitions.values()
                 if part.breaker.state is not BreakerState.CLOSED and part.breaker.reason is not None
-                and part.breaker.reason.reason == "slow_call"
+                and part.breaker.reason.reason == MuteReason.SLOW_CALL
             )
             if 2 * (already + len(slow_now)) > len(t.partitions) and len(t.partitions) > 1:
                 if not t.saturated:
@@ -410,7 +428,7 @@ class ProducerMuteManager:
                         partitions=len(t.partitions), action="not muting: the producer or cluster is saturated",
                     )
                 t.saturated = True
-                verdicts = [v for v in verdicts if v[2].reason != "slow_call"]
+                verdicts = [v for v in verdicts if v[2].reason != MuteReason.SLOW_CALL]
             else:
                 t.saturated = False
         for topic, part, verdict in verdicts:
@@ -436,7 +454,7 @@ class ProducerMuteManager:
     def _new_partition(self, topic: str, partition: int, policy: TopicPolicy) -> _Partition:
         br = policy.breaker
         breaker = MuteBreaker(
-            f"{topic}/{partition}",
+            PartitionKey(topic, partition),
             retry_interval_s=br.retry_interval_ms / 1000.0,
             max_retry_interval_s=br.max_retry_interval_ms / 1000.0,
             backoff_multiplier=br.backoff_multiplier,
@@ -454,7 +472,8 @@ class ProducerMuteManager:
         """A fresh CLOSED breaker and fresh windows (leadership moved, or unmuted by hand)."""
         old = part.breaker.snapshot()
         t = self._topics[topic]
-        self._silenced.add(old.name)
+        key = PartitionKey(topic, part.partition)
+        self._silenced.add(key)
         try:
             fresh = self._new_partition(topic, part.partition, t.policy)
             # The fresh breaker adopts the old shared record on its first tick (still open); force + release
@@ -462,12 +481,12 @@ class ProducerMuteManager:
             fresh.breaker.force_open("reset")
             fresh.breaker.release()
         finally:
-            self._silenced.discard(old.name)
+            self._silenced.discard(key)
         part.forced_by = None
         part.fresh_since = self._clock()
         part.breaker = fresh.breaker
         part.detectors = fresh.detectors
-        self._emit("unmute", topic, part.partition, part.leader, why, {"previous_state": old.state.value})
+        self._emit(MuteEventKind.UNMUTE, topic, part.partition, part.leader, why, {"previous_state": old.state.value})
 
     def _trip(self, t: _Topic, part: _Partition, verdict: Verdict) -> None:
         part.muted_leader = part.leader
@@ -478,8 +497,9 @@ class ProducerMuteManager:
     def _queue_open(self, topic: str, partition: int) -> None:
         # A trip queues the partition twice (trip()'s result and the CLOSED -> OPEN transition both report it);
         # a rescue needs it once. The list holds only the partitions opened since the last evaluate: tiny.
-        if (topic, partition) not in self._pending_open:
-            self._pending_open.append((topic, partition))
+        key = PartitionKey(topic, partition)
+        if key not in self._pending_open:
+            self._pending_open.append(key)
 
     def _apply_leaders(self, t: _Topic, leaders: Mapping[int, int]) -> None:
         for p, leader in leaders.items():
@@ -526,7 +546,7 @@ class ProducerMuteManager:
                 if (
                     part.breaker.state is BreakerState.OPEN
                     and part.leader >= 0
-                    and (reason is None or reason.reason != "broker")
+                    and (reason is None or reason.reason != MuteReason.BROKER)
                 ):
                     bad[part.leader] = bad.get(part.leader, 0) + 1
         verdicts = self._broker_detector.evaluate(stats, bad, now)
@@ -570,42 +590,49 @@ class ProducerMuteManager:
         t.probing = probing
 
     def _on_transition(self, tr: Transition) -> None:
-        if tr.name in self._silenced:
-            return
-        topic, _, p = tr.name.rpartition("/")
-        partition = int(p)
+        if tr.key is None or tr.key in self._silenced:
+            return  # every breaker here is built with its PartitionKey; None would be someone else's
+        topic, partition = tr.key
         t = self._topics.get(topic)
         part = t.partitions.get(partition) if t is not None else None
         broker = part.leader if part is not None else None
         target = tr.target
         if target in (BreakerState.OPEN, BreakerState.FORCED_OPEN):
-            kind = "remute" if tr.source is BreakerState.HALF_OPEN else "mute"
+            kind = MuteEventKind.REMUTE if tr.source is BreakerState.HALF_OPEN else MuteEventKind.MUTE
             if tr.source is BreakerState.CLOSED and part is not None:
                 # a mute adopted from the shared store also needs its queued messages rescued
                 self._queue_open(topic, partition)
         elif target is BreakerState.HALF_OPEN:
-            kind = "probe"
+            kind = MuteEventKind.PROBE
         else:
-            kind = "unmute"
+            kind = MuteEventKind.UNMUTE
             if part is not None:
                 part.closed_at = self._clock()
                 for det in part.detectors:
                     det.reset()
-        reason = tr.reason.reason if tr.reason is not None and kind != "unmute" else kind
-        detail = dict(tr.reason.detail) if tr.reason is not None and kind != "unmute" else {}
+        reason = tr.reason.reason if tr.reason is not None and kind is not MuteEventKind.UNMUTE else kind.value
+        detail = dict(tr.reason.detail) if tr.reason is not None and kind is not MuteEventKind.UNMUTE else {}
         self._emit(kind, topic, partition, broker, reason, detail)
         if t is not None:
             self._rebuild(topic)
 
     def _emit(
-        self, kind: str, topic: str, partition: int, broker: int | None, reason: str, detail: Mapping[str, Any]
+        self,
+        kind: MuteEventKind,
+        topic: str,
+        partition: int,
+        broker: int | None,
+        reason: str,
+        detail: Mapping[str, Figure],
     ) -> None:
         event = MuteEvent(kind, topic, partition, broker, reason, dict(detail), self._clock())
         self.events.append(event)
         if len(self.events) > 1000:
             del self.events[:100]
-        level = log.warning if kind in ("mute", "remute") else log.info
-        level(f"partition_{kind}", topic=topic, partition=partition, broker=broker, reason=reason, **_plain(detail))
+        level = log.warning if kind.muted else log.info
+        # plain strings in the log fields: the console format shows repr(), and a str enum's repr is not its name
+        level(f"partition_{kind.value}", topic=topic, partition=partition, broker=broker, reason=str(reason),
+              **_plain(detail))
         if self._on_event is not None:
             self._on_event(event)
 
@@ -645,7 +672,13 @@ class _Tail(Sequence[float]):
     def __len__(self) -> int:
         return max(0, len(self._seq) - self._start)
 
-    def __getitem__(self, i: Any) -> Any:
+    @overload
+    def __getitem__(self, i: int) -> float: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[float]: ...
+
+    def __getitem__(self, i: int | slice) -> float | list[float]:
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
         if i < 0:
@@ -659,11 +692,11 @@ def _zero(topic: str, partition: int) -> int:
     return 0
 
 
-def _plain(detail: Mapping[str, Any]) -> dict[str, Any]:
+def _plain(detail: Mapping[str, Figure]) -> dict[str, Figure]:
     reserved = {"event", "topic", "partition", "broker", "reason", "level", "timestamp"}
     return {(f"detail_{k}" if k in reserved else k): v for k, v in detail.items()}
 
 
-def opened_partitions(events: Iterable[MuteEvent]) -> list[tuple[str, int]]:
+def opened_partitions(events: Iterable[MuteEvent]) -> list[PartitionKey]:
     """The (topic, partition) pairs an event list says were muted, in order (a test and metrics helper)."""
-    return [(e.topic, e.partition) for e in events if e.kind in ("mute", "remute")]
+    return [PartitionKey(e.topic, e.partition) for e in events if e.kind.muted]

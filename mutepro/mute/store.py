@@ -279,8 +279,9 @@ class _QuietRedisStorage(pybreaker.CircuitRedisStorage):
 STORE_BACKENDS = ("memory", "redis")
 
 
-def make_store(backend: str, url: str | None, key_prefix: str) -> BreakerStore:
-    """Build a store from configuration: ``"memory"`` or ``"redis"`` (which needs ``url``)."""
+def make_store(backend: str, url: str | None, key_prefix: str) -> MemoryStore | RedisStore:
+    """Build a store from configuration: ``"memory"`` or ``"redis"`` (which needs ``url``); the caller owns it
+    and closes it."""
     if backend == "memory":
         return MemoryStore()
     if backend == "redis":

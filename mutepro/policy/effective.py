@@ -159,7 +159,8 @@ def _hide_string(data: Any, path: KeyPath) -> None:
     if not path:
         return
     last = path[-1]
-    if isinstance(data, dict) and isinstance(data.get(last), str):  # type: ignore[call-overload]
-        data[last] = REDACTED  # type: ignore[index]
+    if isinstance(data, dict):
+        if isinstance(data.get(last), str):
+            data[last] = REDACTED
     elif isinstance(data, list) and isinstance(last, int) and 0 <= last < len(data) and isinstance(data[last], str):
         data[last] = REDACTED

@@ -95,13 +95,6 @@ def redact_client(client: Mapping[str, Any]) -> dict[str, Any]:
     return {key: (REDACTED if is_secret_key(key) else value) for key, value in client.items()}
 
 
-def is_secret_path(path: KeyPath) -> bool:
-    """True if the value at ``path`` in a policy document may be a credential (or contain one)."""
-    if len(path) >= 2 and path[0] == "client" and isinstance(path[1], str):
-        return is_secret_key(path[1])
-    return path[:2] == ("state", "url") or path in (("client",), ("state",))
-
-
 def redact_value(path: KeyPath, value: Any) -> Any:
     """``value`` as safe to show for ``path``: secrets become ``***``, URLs lose their password."""
     if len(path) >= 2 and path[0] == "client" and isinstance(path[1], str) and is_secret_key(path[1]):

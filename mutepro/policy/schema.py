@@ -15,6 +15,7 @@ whole section. ``hide_input_in_errors`` keeps values (a Redis URL with a passwor
 from __future__ import annotations
 
 import re
+from enum import StrEnum
 from typing import Annotated, Any, Literal
 from urllib.parse import urlsplit
 
@@ -23,6 +24,7 @@ from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PlainSerializer,
     WithJsonSchema,
     field_validator,
     model_validator,
@@ -32,7 +34,29 @@ from pydantic_core import PydanticCustomError
 from mutepro.detect.window import MAX_COUNT_WINDOW, MAX_TIME_WINDOW_S
 from mutepro.policy.redact import redact_client, redact_url
 
-KeyedPolicyName = Literal["reroute", "hold", "fail", "ignore"]
+
+class KeyedPolicy(StrEnum):
+    """What happens to a keyed message whose partition is muted (``keyed_policy:``).
+
+    A ``str`` enum: a policy file's ``hold`` validates to ``KeyedPolicy.HOLD``, which still equals ``"hold"`` and
+    dumps back to it in YAML/JSON.
+    """
+
+    REROUTE = "reroute"
+    HOLD = "hold"
+    FAIL = "fail"
+    IGNORE = "ignore"
+
+
+#: The models are strict (no "1" for 1); an enum field still takes its values as the plain strings a file holds,
+#: and dumps them back as plain strings (``yaml.safe_dump(policy.model_dump())`` keeps working). The JSON Schema
+#: shows the choices inline, as editors expect, not as a $defs entry carrying this docstring.
+KeyedPolicyName = Annotated[
+    KeyedPolicy,
+    Field(strict=False),
+    PlainSerializer(lambda k: k.value, return_type=str),
+    WithJsonSchema({"enum": [k.value for k in KeyedPolicy], "type": "string"}),
+]
 WindowType = Literal["count", "time"]
 
 #: librdkafka's default ``message.timeout.ms`` (5 minutes): a delivery that takes longer has failed anyway.
@@ -247,7 +271,8 @@ class TopicPolicy(_Model):
     """Everything mutepro decides per topic; ``defaults`` is one, ``topics.<name>`` override parts of it."""
 
     keyed_policy: KeyedPolicyName = Field(
-        default="reroute",
+        default=KeyedPolicy.REROUTE,
+        title="Keyed Policy",
         description="What happens to a keyed message whose partition is muted: reroute it to another "
         "partition, hold it until the partition unmutes, fail it (a _STATE KafkaError naming the partition), "
         "or ignore the mute.",

@@ -48,7 +48,7 @@ class _Option:
 
 
 def _options(expected: str) -> list[_Option]:
-    # pydantic renders Literal choices as "'reroute', 'hold', 'fail' or 'ignore'" (non-strings unquoted: "1").
+    # pydantic renders Literal and enum choices as "'reroute', 'hold' or 'ignore'" (non-strings unquoted: "1").
     parts = [part.strip() for part in _OPTION_SEPARATOR.split(expected) if part.strip()]
     return [_Option(part, part.strip("'")) for part in parts]
 
@@ -102,7 +102,7 @@ def _explain(
 ) -> tuple[str, str]:
     if kind == "extra_forbidden":
         return _unknown_key(name, relative, model)
-    if kind == "literal_error":
+    if kind in ("literal_error", "enum"):
         options = _options(str(ctx.get("expected", "")))
         shown = [o.text for o in options]
         if len(options) == 1:

@@ -14,7 +14,6 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
-Pending = tuple[Callable[..., Any], tuple[Any, ...]]
 #: Waiters re-check the queue at least this often (put() skips the lock when nobody waits, so a wake-up can be
 #: missed by a waiter that was just about to wait; it then sees the item within this slice).
 _SLICE_S = 0.05

@@ -9,7 +9,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # prometheus_client is imported only when metrics are exported
+    from wsgiref.simple_server import WSGIServer
+
+    from prometheus_client.metrics_core import Metric
+    from prometheus_client.registry import CollectorRegistry
+
+    from mutepro.producer._fastpath import Counts as NativeCounts
+    from mutepro.producer.tracker import Counts
 
 COUNTER_HELP = {
     "produced": "Messages accepted by produce()",
@@ -37,7 +46,7 @@ class ProducerCounters:
 
     _TOTALS = ("produced", "delivered", "buffer_errors")
 
-    def __init__(self, totals: Any = None, **values: int) -> None:
+    def __init__(self, totals: Counts | NativeCounts | None = None, **values: int) -> None:
         if totals is None:
             from mutepro.producer.tracker import Counts
 
@@ -70,7 +79,7 @@ class ProducerCounters:
 
 
 _registered_lock = threading.Lock()
-_servers: dict[int, Any] = {}
+_servers: dict[int, tuple[WSGIServer, threading.Thread]] = {}
 
 
 class MuteproCollector:
@@ -86,7 +95,7 @@ class MuteproCollector:
         self._read = read
         self._ns = namespace
 
-    def collect(self) -> Iterator[Any]:
+    def collect(self) -> Iterator[Metric]:
         from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
         data = self._read()
@@ -139,14 +148,14 @@ class _CollectorHub:
         with self._lock:
             self._members = [m for m in self._members if m is not collector]
 
-    def describe(self) -> list[Any]:
+    def describe(self) -> list[Metric]:
         # Names change as producers come and go; describing none keeps the registry from checking them.
         return []
 
-    def collect(self) -> Iterator[Any]:
+    def collect(self) -> Iterator[Metric]:
         with self._lock:
             members = list(self._members)
-        merged: dict[str, Any] = {}
+        merged: dict[str, Metric] = {}
         for member in members:
             for fam in member.collect():
                 have = merged.get(fam.name)
@@ -157,10 +166,10 @@ class _CollectorHub:
         yield from merged.values()
 
 
-_hubs: dict[int, tuple[Any, _CollectorHub]] = {}
+_hubs: dict[int, tuple[CollectorRegistry, _CollectorHub]] = {}
 
 
-def _hub_for(registry: Any) -> _CollectorHub:
+def _hub_for(registry: CollectorRegistry) -> _CollectorHub:
     entry = _hubs.get(id(registry))
     if entry is None:
         hub = _CollectorHub()
@@ -169,7 +178,9 @@ def _hub_for(registry: Any) -> _CollectorHub:
     return entry[1]
 
 
-def register_prometheus(collector: MuteproCollector, port: int | None, registry: Any = None) -> None:
+def register_prometheus(
+    collector: MuteproCollector, port: int | None, registry: CollectorRegistry | None = None
+) -> None:
     """Add the collector to ``registry`` (default: prometheus_client's global one) and serve /metrics on
     ``port`` (one server per port per process)."""
     from prometheus_client import REGISTRY, start_http_server
@@ -180,7 +191,7 @@ def register_prometheus(collector: MuteproCollector, port: int | None, registry:
             _servers[port] = start_http_server(port, addr="127.0.0.1")
 
 
-def unregister_prometheus(collector: MuteproCollector, registry: Any = None) -> None:
+def unregister_prometheus(collector: MuteproCollector, registry: CollectorRegistry | None = None) -> None:
     """Stop exporting the collector (nothing happens if it was never registered)."""
     from prometheus_client import REGISTRY
 

@@ -29,7 +29,7 @@ import time
 import warnings
 import weakref
 from collections import deque
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -1050,7 +1050,7 @@ class MuteProducer:
         p = -1
         if kind & UNCOUNTED and self._unassigned_topics and (msg.partition() or 0) >= 0:
             self._placed_topics.add(msg.topic())  # type: ignore[arg-type]
-            self._unassigned_topics.discard(msg.topic())  # type: ignore[arg-type]
+            self._unassigned_topics.discard(msg.topic())
         if not kind & UNCOUNTED:
             tally = tracker.topics.get(msg.topic())  # type: ignore[arg-type]  # a report always has a topic
             p = msg.partition()  # type: ignore[assignment]
@@ -1277,7 +1277,7 @@ class MuteProducer:
             if self._policy_for(topic).partitioner.adaptive:
                 self._manager.refresh_weights(topic, self._tracker.counts(topic))
 
-    def _rescue(self, opened: list[tuple[str, int]]) -> None:
+    def _rescue(self, opened: Sequence[tuple[str, int]]) -> None:
         """Purge librdkafka's queues and re-send what was queued, routed around the newly muted partitions."""
         if self._idempotent:
             # New messages still go around the muted partitions (or wait in the hold); what librdkafka already

@@ -160,7 +160,7 @@ class Counts:
 
 if fastpath is not None:
 
-    class NativeTopicTally(fastpath.Tally):  # type: ignore[misc,name-defined]
+    class NativeTopicTally(fastpath.Tally):  # type: ignore[name-defined]
         """:class:`TopicTally` with its counters in C arrays, where the C fast path updates them in place
         (``tally.sent[p] += 1`` works on the live column views as on lists)."""
 
@@ -261,7 +261,7 @@ class OutstandingTracker:
                     ok[p] = failed[p] = slow[p] = 0
                     yield topic, p, calls, failures, slows
 
-    def load(self, topic: str, partition: int, now: float, stuck_after_s: float | None = None) -> PartitionLoad:
+    def load(self, topic: str, partition: int, now: float) -> PartitionLoad:
         """The partition's load: outstanding messages and bytes, the oldest one's age and (lazily) every age."""
         tally = self.topics.get(topic)
         if tally is None or not 0 <= partition < tally.count:

@@ -156,10 +156,6 @@ class AuditReport:
             or any(g.excessive for g in self.zone_gaps)
         )
 
-    def issues_for(self, topic: str) -> tuple[PartitionIssue, ...]:
-        """Partition issues of one topic."""
-        return tuple(i for i in self.partition_issues if i.topic == topic)
-
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready form (``mutepro racks audit --json``)."""
         return {

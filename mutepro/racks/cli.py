@@ -50,7 +50,8 @@ def _admin(bootstrap: str) -> Any:
     from confluent_kafka.admin import AdminClient
 
     # librdkafka logs through a logger that stays silent unless the application configures logging
-    return AdminClient({"bootstrap.servers": bootstrap, "logger": logging.getLogger("mutepro.racks.kafka")})
+    config: dict[str, Any] = {"bootstrap.servers": bootstrap, "logger": logging.getLogger("mutepro.racks.kafka")}
+    return AdminClient(config)
 
 
 def _parse_brokers(spec: str) -> dict[int, str | None]:

@@ -270,11 +270,6 @@ class LocalityReport:
         return tuple(p for p in self.partitions if p.local)
 
     @property
-    def cross_zone(self) -> tuple[PartitionLocality, ...]:
-        """Partitions fetched from another rack (or an unknown one)."""
-        return tuple(p for p in self.partitions if not p.local)
-
-    @property
     def from_followers(self) -> tuple[PartitionLocality, ...]:
         """Partitions fetched from a follower."""
         return tuple(p for p in self.partitions if p.from_follower)

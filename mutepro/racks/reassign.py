@@ -683,11 +683,6 @@ def _await_metadata(
         time.sleep(poll_interval_s)
 
 
-def current_assignment(snapshot: ClusterSnapshot) -> dict[tuple[str, int], tuple[int, ...]]:
-    """``{(topic, partition): replicas}`` of a snapshot (e.g. to save as a rollback file)."""
-    return {(p.topic, p.partition): p.replicas for p in snapshot.partitions}
-
-
 def with_assignment(snapshot: ClusterSnapshot, assignment: Mapping[tuple[str, int], Sequence[int]]) -> ClusterSnapshot:
     """The snapshot as it would be after ``assignment`` (preferred leaders lead); for what-if audits."""
     parts = []

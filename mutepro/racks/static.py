@@ -64,7 +64,7 @@ def sanitize_instance_id(raw: str) -> str:
 
 def _spark_task_context() -> Any | None:
     try:
-        from pyspark import TaskContext  # type: ignore[import-not-found]
+        from pyspark import TaskContext
     except ImportError:
         return None
     return TaskContext.get()

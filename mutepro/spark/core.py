@@ -105,14 +105,14 @@ def _write_batch(
     keys = columns["key"].to_pylist() if plan.has_key else [None] * n
     produce = producer.produce
     id_headers = options.id_headers
-    if plan.simple:
-        topic = options.topic
+    if plan.simple and options.topic is not None:  # simple implies the topic option is set (RowPlan.simple)
+        fixed_topic = options.topic
         for i in range(n):
-            headers = [(BATCH_HEADER, batch_label), (ROW_HEADER, f"{row_prefix}{start + i}")] if id_headers else None
+            ids = [(BATCH_HEADER, batch_label), (ROW_HEADER, f"{row_prefix}{start + i}")] if id_headers else None
             try:
-                produce(topic, values[i], keys[i], headers=headers)
+                produce(fixed_topic, values[i], keys[i], headers=ids)
             except BufferError:
-                _produce_when_room(producer, topic, values[i], keys[i], -1, headers)
+                _produce_when_room(producer, fixed_topic, values[i], keys[i], -1, ids)
         return n
     topics = columns["topic"].to_pylist() if plan.has_topic_column and not options.topic else None
     partitions = columns["partition"].to_pylist() if plan.has_partition else None

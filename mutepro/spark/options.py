@@ -16,14 +16,6 @@ from mutepro.errors import ConfigError
 from mutepro.spark.javaopts import translate_java_option
 from mutepro.spark.sinkpolicy import load_sink_policy, read_policy_source
 
-#: mutepro's own options (lower-cased), with what they take.
-MUTEPRO_OPTIONS = {
-    "policy": "a policy YAML path (shipped with --files or readable on the driver) or inline JSON",
-    "mutepro.policy": "same as policy",
-    "mutepro.flushtimeout": "seconds a task waits at its end for deliveries (default: no limit)",
-    "mutepro.idheaders": "true/false: add x-mutepro-batch / x-mutepro-row to every message (default true)",
-}
-_SPARK_OPTIONS = {"topic", "includeheaders"}
 #: Options Spark itself puts in a data source's option map; accepted and ignored.
 _SPARK_INTERNAL = {"checkpointlocation", "path", "queryname", "__dataframe_id__"}
 

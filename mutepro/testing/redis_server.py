@@ -1,8 +1,8 @@
-"""A real, password-protected ``redis-server`` that tests and the soak can stop and start on the same port.
+"""A real ``redis-server`` (password-protected if asked) that tests and the soak can stop and start on one port.
 
-The session-wide ``redis_url`` fixture cannot be restarted (every test shares it); outage tests need their own
-server: ``stop()`` is a real outage (connections refused), ``start()`` brings the same URL back, empty (no
-persistence, as a restarted cache would be).
+The session-wide ``redis_url`` fixture runs one (without a password) for the whole session; outage tests need
+their own server: ``stop()`` is a real outage (connections refused), ``start()`` brings the same URL back, empty
+(no persistence, as a restarted cache would be).
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from mutepro.errors import ClusterError
 
 
 class RedisServer:
-    """``redis-server`` on 127.0.0.1:``port`` (a free one by default) requiring ``password``."""
+    """``redis-server`` on 127.0.0.1:``port`` (a free one by default), requiring ``password`` when one is given."""
 
-    def __init__(self, password: str, port: int | None = None) -> None:
+    def __init__(self, password: str | None = None, port: int | None = None) -> None:
         binary = shutil.which("redis-server")
         if not binary:
             raise ClusterError("redis-server is not installed; run `bash .ci/install.sh` (apt: redis-server)")
@@ -32,7 +32,8 @@ class RedisServer:
 
     @property
     def url(self) -> str:
-        return f"redis://:{self.password}@127.0.0.1:{self.port}/0"
+        auth = f":{self.password}@" if self.password is not None else ""
+        return f"redis://{auth}127.0.0.1:{self.port}/0"
 
     @property
     def running(self) -> bool:
@@ -42,9 +43,10 @@ class RedisServer:
         """Start the server (no-op if running) and wait until it accepts connections."""
         if self.running:
             return
+        auth = ["--requirepass", self.password] if self.password is not None else ["--protected-mode", "yes"]
         self._proc = subprocess.Popen(
             [self._binary, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
-             "--dir", str(self._workdir), "--requirepass", self.password],
+             "--dir", str(self._workdir), *auth],
             stdout=subprocess.DEVNULL,
             stderr=subprocess.STDOUT,
         )

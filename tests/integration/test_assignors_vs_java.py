@@ -5,13 +5,13 @@ from __future__ import annotations
 import random
 
 import pytest
+from _assign_random import random_scenario
+from javaharness.harness import JavaCase, JavaOutcome, run_java
 
 from mutepro.racks.assign.figures import compute_figures
 from mutepro.racks.assign.model import Assignment, AssignmentStateError, Scenario
-from mutepro.racks.assign.randomized import random_scenario
 from mutepro.racks.assign.range import RangeAssignor
 from mutepro.racks.assign.sticky import CooperativeStickyAssignor
-from mutepro.racks.java.harness import JavaCase, JavaOutcome, run_java
 
 pytestmark = pytest.mark.integration
 

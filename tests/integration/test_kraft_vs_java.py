@@ -11,9 +11,9 @@ from __future__ import annotations
 import random
 
 import pytest
+from javaharness.kraft import KraftOutcome, PlacementStep, group_case, placement_case, run_kraft
 
 from mutepro.racks.assign.server import GroupMember, GroupState, GroupTopic, JavaUuid, server_assign
-from mutepro.racks.java.kraft import KraftOutcome, PlacementStep, group_case, placement_case, run_kraft
 from mutepro.racks.javarandom import JavaRandom
 from mutepro.racks.placement import PlacementError
 from mutepro.racks.striped import StripedReplicaPlacer, UsableBroker

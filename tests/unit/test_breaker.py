@@ -16,7 +16,11 @@ from mutepro.mute.breaker import (
     BreakerEvent,
     BreakerSnapshot,
     BreakerState,
+    Closed,
+    HalfOpen,
     MuteBreaker,
+    Open,
+    PartitionKey,
     Transition,
 )
 from mutepro.mute.store import BreakerStore, MemoryStore, RedisStore, StoreError
@@ -580,3 +584,69 @@ class TestStoreFailure:
         b.trip(SLOW)
         b.tick()
         assert b.state is S.OPEN
+
+
+class TestStatesOwnTheirData:
+    TIMING_ARGS = {"retry_interval_s": 5.0, "max_retry_interval_s": 60.0, "backoff_multiplier": 2.0,
+                   "half_open_probes": 2}
+
+    def test_open_holds_its_wait(self, world: World) -> None:
+        """After a trip the breaker's state object is an Open carrying the verdict, the opens and the retry time."""
+        b = make(world)
+        b.trip(SLOW)
+        state = b._state
+        assert isinstance(state, Open)
+        assert (state.reason, state.opens, state.interval, state.retry_at) == (SLOW, 1, 5.0, b.opened_at + 5.0)
+
+    def test_states_are_immutable(self, world: World) -> None:
+        """Granting a probe makes a new HalfOpen; the previous state object is left as it was."""
+        b = make(world)
+        to_half_open(b, world)
+        before = b._state
+        assert isinstance(before, HalfOpen)
+        assert b.try_probe()
+        assert before.probes_in_flight == 0 and b._state.probes_in_flight == 1
+        with pytest.raises(FrozenInstanceError):
+            before.in_flight = 5  # type: ignore[misc]
+
+    def test_failed_probe_backs_off_from_the_half_open_data(self, world: World) -> None:
+        """Open.entered from a HalfOpen doubles its wait and counts one more open, keeping the verdict."""
+        timing = MuteBreaker("x", clock=world.wall_clock, **self.TIMING_ARGS)._timing
+        half = HalfOpen(10.0, SLOW, 100.0, 2, in_flight=1)
+        opened = Open.entered(half, 130.0, None, timing)
+        assert (opened.interval, opened.opens, opened.reason, opened.retry_at) == (20.0, 3, SLOW, 150.0)
+
+    def test_probation_lives_in_closed(self, world: World) -> None:
+        """Probes closing the breaker leave a Closed with probation; a plain Closed has none."""
+        b = make(world)
+        assert b._state == Closed(5.0)
+        to_half_open(b, world)
+        b.try_probe()
+        b.probe_result(True)
+        b.try_probe()
+        b.probe_result(True)
+        assert isinstance(b._state, Closed) and b._state.probation is not None
+        assert b._state.probation.interval == 5.0
+
+
+class TestPartitionKey:
+    def test_key_names_the_breaker_and_its_record(self, world: World) -> None:
+        """A breaker built for PartitionKey("orders", 3) is named "orders/3" in the store; transitions carry the key."""
+        store = MemoryStore()
+        seen: list[Transition] = []
+        key = PartitionKey("orders", 3)
+        b = MuteBreaker(key, retry_interval_s=5.0, max_retry_interval_s=60.0, backoff_multiplier=2.0,
+                        half_open_probes=1, clock=world.wall_clock, store=store, on_transition=seen.append)
+        b.trip(SLOW)
+        assert b.name == "orders/3" and b.key == key
+        assert store.read("orders/3") is not None
+        assert seen[0].key == key and seen[0].key == ("orders", 3)
+        topic, partition = seen[0].key
+        assert (topic, partition) == ("orders", 3)
+
+    def test_plain_name_has_no_key(self, world: World) -> None:
+        """A breaker built with a string keeps it as its name and has no key."""
+        seen: list[Transition] = []
+        b = make(world, seen=seen)
+        b.trip(SLOW)
+        assert b.key is None and seen[0].key is None and seen[0].name == "orders-3"

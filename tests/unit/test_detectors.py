@@ -9,7 +9,7 @@ import pytest
 from mutepro.detect.broker import BrokerDetector
 from mutepro.detect.congestion import CongestionDetector
 from mutepro.detect.failure_rate import FailureRateDetector
-from mutepro.detect.model import Delivery, PartitionLoad, Verdict
+from mutepro.detect.model import Delivery, MuteReason, PartitionLoad, Verdict
 from mutepro.detect.protocols import BrokerHealthDetector, PartitionDetector
 from mutepro.detect.slow_call import SlowCallDetector
 from mutepro.detect.stats import BrokerStats, PartitionStats, StatsSnapshot
@@ -416,3 +416,22 @@ class TestHealthErrors:
                      KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._UNKNOWN_PARTITION, KafkaError._PURGE_QUEUE,
                      KafkaError.CLUSTER_AUTHORIZATION_FAILED):
             assert not counts_against_partition(code), code
+
+
+class TestMuteReason:
+    def test_round_trip_keeps_the_enum(self) -> None:
+        """A built-in reason survives to_dict/from_dict (the shared store's format) as its MuteReason member."""
+        data = Verdict(MuteReason.SLOW_CALL, {"calls": 3}).to_dict()
+        assert data == {"reason": "slow_call", "detail": {"calls": 3}}
+        assert type(data["reason"]) is str
+        back = Verdict.from_dict(data)
+        assert back.reason is MuteReason.SLOW_CALL and back == Verdict("slow_call", {"calls": 3})
+
+    def test_custom_reason_stays_a_string(self) -> None:
+        """A custom detector's name is kept as written."""
+        back = Verdict.from_dict(Verdict("my_detector").to_dict())
+        assert back.reason == "my_detector" and not isinstance(back.reason, MuteReason)
+
+    def test_describe_uses_the_name(self) -> None:
+        """describe() shows the reason's name, not the enum's repr."""
+        assert Verdict(MuteReason.BROKER, {"cause": "down"}).describe() == "broker: cause=down"

@@ -9,10 +9,10 @@ from dataclasses import FrozenInstanceError
 
 import pytest
 
-from mutepro.detect.model import Delivery, PartitionLoad, Verdict
+from mutepro.detect.model import Delivery, MuteReason, PartitionLoad, Verdict
 from mutepro.detect.protocols import PartitionDetector
 from mutepro.errors import ConfigError
-from mutepro.mute.manager import MuteEvent, ProducerMuteManager, opened_partitions
+from mutepro.mute.manager import MuteEvent, MuteEventKind, ProducerMuteManager, opened_partitions
 from mutepro.mute.store import BreakerStore
 from mutepro.policy.schema import BreakerConfig, CongestionConfig, SlowCallConfig, TopicPolicy
 from mutepro.producer.tracker import OutstandingTracker
@@ -695,6 +695,25 @@ class TestEventsAndState:
         rig.mgr.unmute(T, 0)
         assert rig.events == rig.mgr.events
         assert [e.kind for e in rig.events] == ["mute", "mute", "unmute"]
+
+    def test_kinds_and_reasons_are_enums(self, rig: Rig) -> None:
+        """Event kinds are MuteEventKind and built-in reasons MuteReason members, equal to their plain names."""
+        rig.stall(2)
+        rig.mgr.mute(T, 0)
+        rig.mgr.unmute(T, 0)
+        kinds = [e.kind for e in rig.events]
+        assert kinds == [MuteEventKind.MUTE, MuteEventKind.MUTE, MuteEventKind.UNMUTE]
+        assert all(type(k) is MuteEventKind for k in kinds)
+        assert [e.reason for e in rig.events] == [MuteReason.SLOW_CALL, MuteReason.MANUAL, "unmute"]
+        assert [k.muted for k in kinds] == [True, True, False]
+
+    def test_log_fields_are_plain_names(self, rig: Rig, caplog: pytest.LogCaptureFixture) -> None:
+        """The mute's log record carries the reason as its name, not an enum's repr."""
+        with caplog.at_level("INFO", logger="mutepro"):
+            rig.stall(2)
+        record = next(r for r in caplog.records if r.getMessage().startswith("partition_mute"))
+        assert "reason='slow_call'" in record.getMessage()
+        assert "MuteReason" not in record.getMessage()
 
     def test_opened_partitions(self, rig: Rig) -> None:
         """opened_partitions lists the (topic, partition) of mute and remute events in order."""

@@ -7,7 +7,16 @@ from pathlib import Path
 import pytest
 from pydantic import ValidationError
 
-from mutepro.policy import BreakerConfig, FailureRateConfig, PolicyDocument, TopicPolicy, WindowConfig, load_policy
+from mutepro.policy import (
+    BreakerConfig,
+    FailureRateConfig,
+    KeyedPolicy,
+    PolicyDocument,
+    PolicyError,
+    TopicPolicy,
+    WindowConfig,
+    load_policy,
+)
 from mutepro.policy.schema import cross_field_error
 from tests.unit._policy_helpers import issue_at, issues_of, write
 
@@ -82,3 +91,27 @@ class TestAbsurdSizes:
         )
         policy = load_policy(write(tmp_path, text), env={})
         assert policy.defaults.failure_rate.window.size == 100_000
+
+
+class TestKeyedPolicyEnum:
+    def test_file_value_becomes_the_enum(self) -> None:
+        """keyed_policy: hold validates to KeyedPolicy.HOLD, which still equals "hold"."""
+        policy = load_policy({"defaults": {"keyed_policy": "hold"}}, env={})
+        assert policy.defaults.keyed_policy is KeyedPolicy.HOLD
+        assert policy.defaults.keyed_policy == "hold"
+        assert TopicPolicy().keyed_policy is KeyedPolicy.REROUTE
+
+    def test_dumps_as_plain_strings(self) -> None:
+        """model_dump gives the plain name in both modes (so yaml.safe_dump of a dump keeps working)."""
+        import yaml
+
+        tp = TopicPolicy(keyed_policy=KeyedPolicy.FAIL)
+        assert type(tp.model_dump()["keyed_policy"]) is str
+        assert tp.model_dump(mode="json")["keyed_policy"] == "fail"
+        assert "keyed_policy: fail" in yaml.safe_dump(tp.model_dump())
+
+    def test_unknown_value_is_named(self) -> None:
+        """A typo is an issue listing the choices and suggesting the closest one."""
+        with pytest.raises(PolicyError, match=r"did you mean 'hold'") as info:
+            load_policy({"defaults": {"keyed_policy": "holdd"}}, env={})
+        assert "'reroute', 'hold', 'fail', 'ignore'" in str(info.value)

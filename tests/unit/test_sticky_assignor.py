@@ -6,9 +6,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from mutepro.racks.assign.figures import compute_figures
-from mutepro.racks.assign.fixtures import assignment_strings, java_test_scenario, null_racks, racks
 from mutepro.racks.assign.model import ClusterMetadata, Member, Scenario, tps
 from mutepro.racks.assign.sticky import CooperativeStickyAssignor, sticky_target
+from tests.unit._assign_fixtures import assignment_strings, java_test_scenario, null_racks, racks
 
 T_6_7_2 = {"t1": 6, "t2": 7, "t3": 2}
 ALL3 = ["t1", "t2", "t3"]

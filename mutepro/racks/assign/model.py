@@ -7,10 +7,9 @@ with racks. Everything is a frozen dataclass so a scenario can be hashed, compar
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Protocol
 
 from mutepro.errors import ConfigError, MuteproError
 from mutepro.racks.assign.javacompat import string_key, topic_partition_hash
@@ -155,21 +154,6 @@ class AssignmentStateError(MuteproError):
     """
 
 
-class Assignor(Protocol):
-    """A partition assignor: a name and a pure function from scenario to assignment."""
-
-    name: str
-
-    def assign(self, scenario: Scenario) -> Assignment:
-        """Assign partitions to the scenario's members (every member gets a list, possibly empty)."""
-        ...
-
-
-def sorted_assignment(assignment: Mapping[str, Iterable[TopicPartition]]) -> dict[str, list[TopicPartition]]:
-    """The assignment with each member's partitions in ``TopicPartitionComparator`` order."""
-    return {m: sorted(ps, key=tp_key) for m, ps in assignment.items()}
-
-
 def tps(*texts: str) -> tuple[TopicPartition, ...]:
     """``tps("t1-0", "t1-3")`` - shorthand for tests and scenario files."""
     return tuple(TopicPartition.parse(t) for t in texts)
@@ -180,8 +164,3 @@ def member_order_key(member: Member) -> tuple[int, bytes]:
     if member.group_instance_id is not None:
         return (0, string_key(member.group_instance_id))
     return (1, string_key(member.member_id))
-
-
-def subscribed_topics(members: Sequence[Member]) -> set[str]:
-    """Every topic some member subscribes to."""
-    return {t for m in members for t in m.topics}

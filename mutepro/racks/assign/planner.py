@@ -409,6 +409,7 @@ def scenario_from_cluster(
 
     members = parse_members(members_spec, topics)  # bad input is refused before connecting
     # librdkafka's own log lines (a refused connection every 50 ms) go to a logger, silent unless configured
-    config = {"bootstrap.servers": bootstrap_servers, "logger": logging.getLogger("mutepro.racks.kafka")}
+    logger = logging.getLogger("mutepro.racks.kafka")
+    config: dict[str, Any] = {"bootstrap.servers": bootstrap_servers, "logger": logger}
     admin = AdminClient({**config, **(extra_config or {})})
     return Scenario(members, cluster_from_admin(admin, topics, timeout_s))

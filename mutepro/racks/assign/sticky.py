@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import bisect
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from mutepro.racks.assign.javacompat import JavaHashSet, hash_order, string_key
@@ -355,7 +356,7 @@ class _SortedConsumers:
     def last(self) -> str:
         return self._keys[-1][2]
 
-    def __iter__(self):  # type: ignore[no-untyped-def]
+    def __iter__(self) -> Iterator[str]:
         return iter([k[2] for k in self._keys])
 
 
@@ -684,15 +685,3 @@ class CooperativeStickyAssignor:
     def assign(self, scenario: Scenario) -> Assignment:
         """Java's ``CooperativeStickyAssignor.assignPartitions`` result."""
         return self.plan(scenario)[0]
-
-
-@dataclass(frozen=True)
-class StickyTargetAssignor:
-    """The converged sticky assignment (what ``cooperative-sticky`` reaches after the follow-up rebalance)."""
-
-    prefer_rack_aware: bool = False
-    name: str = "sticky-target"
-
-    def assign(self, scenario: Scenario) -> Assignment:
-        """The full sticky assignment, moving partitions included."""
-        return sticky_target(scenario, prefer_rack_aware=self.prefer_rack_aware).assignment

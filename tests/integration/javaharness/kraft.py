@@ -1,7 +1,7 @@
 """Run ``KraftHarness.java`` (the real ``StripedReplicaPlacer`` and server-side assignors) from Python.
 
 Cases are built from the same objects the ports take, so a differential test hands one list of inputs to
-both sides; every case runs in one JVM (see :func:`mutepro.racks.java.harness.run_harness`).
+both sides; every case runs in one JVM (see :func:`javaharness.harness.run_harness`).
 """
 
 from __future__ import annotations
@@ -11,8 +11,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from javaharness.harness import run_harness
 from mutepro.racks.assign.server import GroupAssignment, GroupState
-from mutepro.racks.java.harness import run_harness
 from mutepro.racks.striped import UsableBroker
 
 SOURCE = Path(__file__).with_name("KraftHarness.java")

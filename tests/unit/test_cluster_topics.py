@@ -1,11 +1,11 @@
-"""The test helpers' topic creation refuses nonsense before calling the admin client (issue 10 item 7)."""
+"""create_topic (demo, examples, benchmarks, test fixtures) refuses nonsense before calling the admin client."""
 
 from __future__ import annotations
 
 import pytest
 
+from mutepro.cluster.topics import create_topic
 from mutepro.errors import ConfigError
-from mutepro.testing.fixtures import create_topic
 
 
 class _NoAdmin:

@@ -1,1 +1,0 @@
-"""A tiny Java harness running the real kafka-clients assignors, for differential tests of the ports."""

@@ -1,0 +1,55 @@
+"""The library and its commands do not depend on test tooling: pytest is imported only by mutepro.testing's plugins."""
+
+from __future__ import annotations
+
+import ast
+import pkgutil
+import subprocess
+import sys
+from pathlib import Path
+
+import mutepro
+
+_ROOT = Path(mutepro.__file__).parent
+#: the pytest plugins; everything else in the package must work where pytest is not installed
+_PLUGINS = {"mutepro.testing.dropin", "mutepro.testing.fixtures"}
+
+
+def _library_modules() -> list[str]:
+    names = [m.name for m in pkgutil.walk_packages([str(_ROOT)], prefix="mutepro.")]
+    # spark's modules import pyspark, which is an optional extra; the rest must import anywhere
+    return sorted(n for n in names if n not in _PLUGINS and not n.startswith("mutepro.spark"))
+
+
+def _imported_names(path: Path) -> set[str]:
+    """Every module named by an import statement anywhere in the file (function bodies too: imports there run
+    when the command runs, not when the module is loaded)."""
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+    return names
+
+
+class TestNoPytestInLibrary:
+    def test_importing_the_commands_leaves_pytest_unloaded(self) -> None:
+        """A fresh interpreter importing the CLI, the demo and every library module does not load pytest."""
+        modules = ["mutepro.cli", "mutepro.demo", *_library_modules()]
+        code = "import importlib, sys\n" + "".join(f"importlib.import_module({m!r})\n" for m in modules)
+        code += "print('pytest' in sys.modules)"
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+        assert out.stdout.strip() == "False"
+
+    def test_no_library_source_imports_test_tooling(self) -> None:
+        """No module outside the pytest plugins imports pytest or a plugin, even lazily inside a function."""
+        offenders = {}
+        for path in sorted(_ROOT.rglob("*.py")):
+            module = "mutepro." + ".".join(path.relative_to(_ROOT).with_suffix("").parts)
+            if module in _PLUGINS:
+                continue
+            bad = {n for n in _imported_names(path) if n.split(".")[0] in {"pytest", "_pytest"} or n in _PLUGINS}
+            if bad:
+                offenders[module] = sorted(bad)
+        assert offenders == {}
