@@ -49,7 +49,7 @@ from mutepro.partition.reroute import reroute_partition
 from mutepro.partition.snapshot import TopicSnapshot
 from mutepro.partition.sticky import linger_from_config
 from mutepro.policy.effective import Policy
-from mutepro.policy.schema import TopicPolicy
+from mutepro.policy.schema import KeyedPolicy, TopicPolicy
 from mutepro.producer import accel, compat
 from mutepro.producer.callbacks import CallbackQueue
 from mutepro.producer.metrics import MuteproCollector, ProducerCounters, register_prometheus, unregister_prometheus
@@ -68,8 +68,6 @@ _LIBRDKAFKA_DEFAULTS = {
 #: Final errors after which an unkeyed (or keyed ``reroute``) message is re-sent to another partition.
 _RESCUABLE = frozenset({KafkaError._MSG_TIMED_OUT, KafkaError._TIMED_OUT})
 _PURGED = frozenset({KafkaError._PURGE_QUEUE, KafkaError._PURGE_INFLIGHT})
-_MAX_RESCUES = 3
-_CALLBACK_KEYS = ("on_delivery", "error_cb", "stats_cb", "throttle_cb")
 _METADATA_REFRESH_S = 10.0
 _METADATA_POLL_S = 0.05
 _WEIGHTS_REFRESH_S = 0.1
@@ -362,7 +360,6 @@ class MuteProducer:
             target=_while_alive, args=(MuteProducer._metadata_loop, me), name=f"{self.name}-metadata", daemon=True
         )
         self._metadata.start()
-        _live.add(self)
 
     def _build_fast_path(self, default: DefaultMutingPartitioner | None) -> Any:
         """The C fast path: produce() and delivery reports for healthy topics without a Python frame.
@@ -756,7 +753,6 @@ class MuteProducer:
         self._inner.close()  # serves the last reports (purged ones) into the callback queue
         if self._collector is not None:
             unregister_prometheus(self._collector)
-        _live.discard(self)
         # The report closures refer back to this producer; dropping them lets the wrapped librdkafka handle (and
         # its connections and log lines) go as soon as the application drops the producer.
         self._reporters.clear()
@@ -974,18 +970,19 @@ class MuteProducer:
             self._dispatch(topic, value, key, headers, timestamp, cb, home, NORMAL)
             return
         policy = self._policy_for(topic).keyed_policy
-        if policy == "hold" and self._tracker.count(topic, home):
+        if policy == KeyedPolicy.HOLD and self._tracker.count(topic, home):
             # Older messages of this partition are still in librdkafka (in flight to the muted leader, or queued
             # behind it): anything sent now, probe included, could be written before them once they are retried.
             self._hold(_Held(topic, value, key, headers, timestamp, cb), home)
             return
-        if policy != "reroute" and home in self._manager.probing(topic) and self._manager.try_probe(topic, home):
+        probing = policy != KeyedPolicy.REROUTE and home in self._manager.probing(topic)
+        if probing and self._manager.try_probe(topic, home):
             self.counters.probes += 1
             self._dispatch(topic, value, key, headers, timestamp, cb, home, PROBE)
             return
-        if policy == "hold":
+        if policy == KeyedPolicy.HOLD:
             self._hold(_Held(topic, value, key, headers, timestamp, cb), home)
-        elif policy == "reroute":
+        elif policy == KeyedPolicy.REROUTE:
             target = reroute_partition(key, home, snap)
             if target is None:
                 self._dispatch(topic, value, key, headers, timestamp, cb, home, NORMAL)  # nothing writable
@@ -994,7 +991,7 @@ class MuteProducer:
             self.counters.rerouted += 1
             moves = self._reroutes.setdefault((topic, home), {})
             moves[target] = moves.get(target, 0) + 1
-        elif policy == "fail":
+        elif policy == KeyedPolicy.FAIL:
             self.counters.muted_fail += 1
             reason = self._manager.state()["topics"].get(topic, {}).get(home, {}).get("reason")
             error = KafkaError(
@@ -1111,7 +1108,7 @@ class MuteProducer:
                 tally.failed[p] += 1
             if code in _RESCUABLE and self._may_rescue(kind, msg):
                 with self._lock:
-                    self._rescue_timed_out(cb, kind, msg)
+                    self._rescue_timed_out(cb, msg)
                 return
         self.counters.failed += 1
         if cb is not None:
@@ -1125,9 +1122,9 @@ class MuteProducer:
         policy = self._policy_for(_topic_of(msg))
         if not policy.rescue.enabled:
             return False
-        return msg.key() is None or policy.keyed_policy == "reroute"
+        return msg.key() is None or policy.keyed_policy == KeyedPolicy.REROUTE
 
-    def _rescue_timed_out(self, cb: DeliveryCallback | None, kind: int, msg: Message) -> None:
+    def _rescue_timed_out(self, cb: DeliveryCallback | None, msg: Message) -> None:
         """Re-send a timed-out message to a writable partition other than its own, if there is one."""
         topic, current = _topic_of(msg), _partition_of(msg)
         snap = self._manager.snapshot(topic)
@@ -1394,17 +1391,17 @@ class MuteProducer:
             self._move(cb, msg, target, "muted")
             return target
         keyed = policy.keyed_policy
-        if keyed == "hold":
+        if keyed == KeyedPolicy.HOLD:
             held_back.setdefault((topic, home), []).append(
                 _Held(topic, value, key, headers, timestamp, cb, _enqueued_at(msg), purged=True)
             )
             return None
-        if keyed == "reroute" and policy.rescue.enabled:
+        if keyed == KeyedPolicy.REROUTE and policy.rescue.enabled:
             target = reroute_partition(key, home, snap)
             if target is not None:
                 self._move(cb, msg, target, "muted")
                 return target
-        if keyed == "fail":
+        if keyed == KeyedPolicy.FAIL:
             self.counters.muted_fail += 1
             error = KafkaError(KafkaError._STATE, f"mutepro: {topic}[{current}] was muted; keyed_policy=fail")
             self._fail(_Held(topic, value, key, headers, timestamp, cb), error, current)
@@ -1494,7 +1491,7 @@ class MuteProducer:
             self._callbacks.put(self._user_throttle_cb, event)
 
     def _on_mute_event(self, event: MuteEvent) -> None:
-        if event.kind in ("mute", "remute"):
+        if event.kind.muted:
             self.counters.mutes += 1
         elif event.kind == "unmute":
             self.counters.unmutes += 1
@@ -1573,4 +1570,3 @@ def _while_alive(loop: Callable[[Any], None], producer: Any) -> None:
 
 
 _ids = itertools.count(1)
-_live: weakref.WeakSet[MuteProducer] = weakref.WeakSet()
