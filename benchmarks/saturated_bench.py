@@ -1,0 +1,356 @@
+"""MuteProducer vs confluent_kafka.Producer as a saturated writer (issue 11): a closed loop that produces as fast as
+``produce()`` accepts, which is what a Spark batch write, a backfill or a replay does.
+
+    python benchmarks/saturated_bench.py                      # everything below, ~35 minutes
+    python benchmarks/saturated_bench.py --sections styles --seconds 20 --reps 2 --cpu-load 2
+
+Sections (``--sections``, comma-separated):
+
+* ``styles``: healthy cluster, 12 partitions, 512-byte values, every calling style a confluent-kafka user writes
+  (positional; ``value=``/``key=``/``partition=``/``headers=``/``timestamp=`` keywords; ``on_delivery=`` and
+  ``callback=``; keyed and unkeyed). Each style's loop is generated from a template so that the call itself is the
+  only thing that differs: no wrapper function per message. Plain and mute alternate (A-B, then B-A) so drift on
+  the shared machine hits both. ``--cpu-load N`` runs N busy processes beside the loops (the same for both
+  producers): the "CPU shared with the executor JVM" case.
+* ``partitions``: the unkeyed keyword loop at 12, 120 and 1,200 partitions: cost per message as partitions grow.
+* ``faults``: the **default policy** (``MuteProducer(conf)``, nothing tuned), keyed=False, closed loop for
+  ``--fault-run`` seconds with broker 2 limping (stopped 80% of every second) or stalled (SIGSTOP) in the middle
+  third; delivered msg/s before, during and after the fault, from the delivery callbacks' times.
+
+Every figure is the median over ``--reps`` repetitions with its min..max; ratios are mute / plain from the same run.
+Healthy runs also report how many partitions MuteProducer muted (the goal: none). Writes
+``saturated_bench.json`` to ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import bisect
+import gc
+import json
+import logging
+import os
+import platform
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import confluent_kafka
+from bench_load import KEYS, VALUE_BYTES, Recorder
+from bench_report import median
+from confluent_kafka.admin import AdminClient
+from rich.console import Console
+from rich.table import Table
+
+from mutepro.cluster import ClusterSpec, LocalCluster
+from mutepro.cluster.topics import create_topic
+from mutepro.producer.producer import MuteProducer
+
+console = Console(stderr=True)
+FAULT_BROKER = 2
+POLL_EVERY = 500  # the issue's loop: poll(0) every 500 messages
+CAPACITY = 4_000_000  # bound on messages per run (recorder arrays: ~70 MB)
+
+#: style name -> the produce() call as users write it (names in scope: produce, topic, value, key, cb, n, P, H, TS)
+STYLES: dict[str, str] = {
+    "positional": "produce(topic, value, None, -1, cb)",
+    "positional_keyed": "produce(topic, value, key, -1, cb)",
+    "keywords": "produce(topic, value=value, key=None, on_delivery=cb)",
+    "keywords_keyed": "produce(topic, value=value, key=key, on_delivery=cb)",
+    "callback_kw": "produce(topic, value, callback=cb)",
+    "partition_kw": "produce(topic, value=value, partition=n % P, on_delivery=cb)",
+    "headers_kw": "produce(topic, value=value, key=key, headers=H, on_delivery=cb)",
+    "timestamp_kw": "produce(topic, value=value, key=key, timestamp=TS, on_delivery=cb)",
+}
+
+_LOOP = """
+def loop(producer, topic, cb, sent, n, cap, stop_at, clock, keys, pad, P, H, TS):
+    produce, poll = producer.produce, producer.poll
+    errors = 0
+    nkeys = len(keys)
+    while n < cap:
+        key = keys[n % nkeys]
+        value = n.to_bytes(8, "big") + pad
+        try:
+            {call}
+        except BufferError:
+            errors += 1
+            poll(0.001)
+            if clock() >= stop_at:
+                break
+            continue
+        sent[n] = clock()
+        n += 1
+        if not n % {poll_every}:
+            poll(0)
+            if clock() >= stop_at:
+                break
+    return n, errors
+"""
+
+_KEYS = [f"key-{i:04d}".encode() for i in range(KEYS)]
+_PAD = bytes(VALUE_BYTES - 8)
+_LOOPS: dict[str, Callable[..., tuple[int, int]]] = {}
+
+
+def _loop_for(style: str) -> Callable[..., tuple[int, int]]:
+    """The closed loop with ``style``'s call inlined (compiled once per style)."""
+    if style not in _LOOPS:
+        scope: dict[str, Any] = {}
+        source = _LOOP.format(call=STYLES[style], poll_every=POLL_EVERY)
+        exec(compile(source, f"<saturated loop {style}>", "exec"), scope)  # our own template, compiled once
+        _LOOPS[style] = scope["loop"]
+    return _LOOPS[style]
+
+
+class CpuLoad:
+    """``n`` busy processes (a pure-Python spin each), bounded by ``max_s``; the same for both producers."""
+
+    def __init__(self, n: int, max_s: float) -> None:
+        self.n = n
+        self.max_s = max_s
+        self._procs: list[subprocess.Popen[bytes]] = []
+
+    def __enter__(self) -> CpuLoad:
+        spin = f"import time\nend=time.monotonic()+{self.max_s}\nwhile time.monotonic()<end: pass\n"
+        self._procs = [subprocess.Popen([sys.executable, "-c", spin]) for _ in range(self.n)]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for p in self._procs:
+            p.kill()
+        for p in self._procs:
+            p.wait(10)
+
+
+def _spread(values: list[float]) -> dict[str, float]:
+    return {"median": round(median(values), 1), "min": round(min(values), 1), "max": round(max(values), 1)}
+
+
+class Bench:
+    def __init__(self, cluster: LocalCluster, args: argparse.Namespace) -> None:
+        self.cluster = cluster
+        self.args = args
+        self.admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+
+    def conf(self) -> dict[str, Any]:
+        return self.cluster.client_config(**{"linger.ms": 5, "acks": "1"})
+
+    def topic(self, partitions: int, rf: int = 1) -> str:
+        name = f"sat-{uuid.uuid4().hex[:8]}"
+        create_topic(self.admin, name, partitions=partitions, replication_factor=rf)
+        return name
+
+    def producer(self, kind: str) -> Any:
+        conf = self.conf()
+        if kind == "plain":
+            return confluent_kafka.Producer(conf)
+        return MuteProducer(conf)  # the default policy: nothing tuned
+
+    def run(self, kind: str, style: str, topic: str, partitions: int, seconds: float) -> dict[str, Any]:
+        """One closed-loop run; delivered msg/s over the load and the bounded flush after it."""
+        producer = self.producer(kind)
+        if isinstance(producer, MuteProducer):
+            producer.wait_for_topic(topic, 15)
+        else:
+            producer.list_topics(topic, timeout=15)
+        rec = Recorder(CAPACITY)
+        loop = _loop_for(style)
+        gc.collect()
+        t0 = time.monotonic()
+        n, errors = loop(producer, topic, rec.on_delivery, rec.sent, 0, CAPACITY, t0 + seconds, time.monotonic,
+                         _KEYS, _PAD, partitions, [("h", b"v")], int(time.time() * 1000))  # fmt: skip
+        left = producer.flush(60)
+        end = time.monotonic()
+        mutes = 0
+        if isinstance(producer, MuteProducer):
+            mutes = producer.counters.as_dict()["mutes"]
+            producer.close()
+        del producer
+        gc.collect()
+        return {
+            "accepted": n, "delivered": rec.delivered, "failed": rec.failed, "left": left, "buffer_errors": errors,
+            "msgs_s": rec.delivered / (end - t0), "mutes": mutes,
+        }  # fmt: skip
+
+    def pair(self, style: str, partitions: int, seconds: float, reps: int) -> dict[str, Any]:
+        """``reps`` plain/mute pairs in alternating order, each on a fresh topic."""
+        runs: dict[str, list[dict[str, Any]]] = {"plain": [], "mute": []}
+        for rep in range(reps):
+            order = ("plain", "mute") if rep % 2 == 0 else ("mute", "plain")
+            for kind in order:
+                topic = self.topic(partitions)
+                runs[kind].append(self.run(kind, style, topic, partitions, seconds))
+                console.print(f"  {style:18s} {partitions:5d}p rep {rep + 1} {kind:5s} "
+                              f"{runs[kind][-1]['msgs_s']:>10,.0f} msg/s  mutes {runs[kind][-1]['mutes']}")  # fmt: skip
+        plain = [r["msgs_s"] for r in runs["plain"]]
+        mute = [r["msgs_s"] for r in runs["mute"]]
+        ratios = [m / p for m, p in zip(mute, plain, strict=True)]
+        return {
+            "plain_msgs_s": _spread(plain), "mute_msgs_s": _spread(mute),
+            "ratio": {k: round(v / 1, 3) for k, v in {"median": median(ratios), "min": min(ratios),
+                                                      "max": max(ratios)}.items()},
+            "mute_us_per_msg": round(1e6 / median(mute), 2), "plain_us_per_msg": round(1e6 / median(plain), 2),
+            "healthy_partitions_muted": sum(r["mutes"] for r in runs["mute"]),
+            "lost": sum(r["accepted"] - r["delivered"] - r["failed"] for rs in runs.values() for r in rs),
+            "runs": runs,
+        }  # fmt: skip
+
+    def fault(self, kind: str, fault: str, run_s: float) -> dict[str, Any]:
+        """Closed loop for ``run_s``, broker 2 limping or stalled in the middle third; per-phase delivered msg/s."""
+        partitions = 12
+        topic = self.topic(partitions)
+        producer = self.producer(kind)
+        if isinstance(producer, MuteProducer):
+            producer.wait_for_topic(topic, 15)
+        else:
+            producer.list_topics(topic, timeout=15)
+        rec = TimedRecorder(CAPACITY)
+        loop = _loop_for("keywords")
+        third = run_s / 3
+        args = (time.monotonic, _KEYS, _PAD, partitions, None, 0)
+        t0 = time.monotonic()
+        n, e1 = loop(producer, topic, rec.on_delivery, rec.sent, 0, CAPACITY, t0 + third, *args)
+        f0 = time.monotonic()
+        ctx = (self.cluster.limping(FAULT_BROKER, max_duration_s=third + 5) if fault == "limp"
+               else self.cluster.stalled(FAULT_BROKER))  # fmt: skip
+        with ctx:
+            n, e2 = loop(producer, topic, rec.on_delivery, rec.sent, n, CAPACITY, f0 + third, *args)
+        f1 = time.monotonic()
+        n, e3 = loop(producer, topic, rec.on_delivery, rec.sent, n, CAPACITY, f1 + third, *args)
+        left = producer.flush(120)
+        counters: dict[str, Any] = {}
+        events: list[dict[str, Any]] = []
+        if isinstance(producer, MuteProducer):
+            counters = producer.counters.as_dict()
+            events = [{"kind": str(e.kind), "partition": e.partition, "broker": e.broker, "reason": str(e.reason)}
+                      for e in list(producer.mute_manager.events)]  # fmt: skip
+            producer.close()
+        del producer
+        gc.collect()
+        return {
+            "accepted": n, "delivered": rec.delivered, "failed": rec.failed, "duplicates": rec.duplicates,
+            "lost": n - rec.delivered - rec.failed, "left_after_flush": left, "buffer_errors": e1 + e2 + e3,
+            "pre_msgs_s": _DeliveryCounter.rate(rec, t0, f0), "during_msgs_s": _DeliveryCounter.rate(rec, f0, f1),
+            "after_msgs_s": _DeliveryCounter.rate(rec, f1, f1 + third), "counters": counters, "events": events[:200],
+        }  # fmt: skip
+
+
+class _DeliveryCounter:
+    @staticmethod
+    def rate(rec: TimedRecorder, a: float, b: float) -> float:
+        """Delivered msg/s with a delivery callback time in [a, b) (callback times only grow)."""
+        times = rec.times
+        return round((bisect.bisect_left(times, b) - bisect.bisect_left(times, a)) / (b - a), 1)
+
+
+class TimedRecorder(Recorder):
+    """A recorder that also keeps every successful delivery's time, in order (the fault runs' phases)."""
+
+    def __init__(self, capacity: int) -> None:
+        super().__init__(capacity)
+        self.times: list[float] = []
+
+    def on_delivery(self, err: Any, msg: Any) -> None:
+        if err is None:
+            self.times.append(self.clock())
+        super().on_delivery(err, msg)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
+    p.add_argument("--sections", default="styles,partitions,faults")
+    p.add_argument("--styles", default=",".join(STYLES), help=f"comma-separated, from {list(STYLES)}")
+    p.add_argument("--seconds", type=float, default=20.0, help="one closed-loop run (default 20)")
+    p.add_argument("--reps", type=int, default=2, help="plain/mute pairs per figure (default 2)")
+    p.add_argument("--cpu-load", type=int, default=0, help="busy processes beside the styles loops (default 0)")
+    p.add_argument("--partitions", default="12,120,1200")
+    p.add_argument("--faults", default="limp,stall")
+    p.add_argument("--fault-run", type=float, default=60.0, help="seconds per fault run, fault in the middle third")
+    p.add_argument("--out", default="benchmarks/results")
+    args = p.parse_args(argv)
+    logging.getLogger("mutepro").setLevel(logging.ERROR)
+    sections = {s.strip() for s in args.sections.split(",") if s.strip()}
+    result: dict[str, Any] = {"meta": {
+        "command": "python benchmarks/saturated_bench.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+        "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "cpus": os.cpu_count(),
+        "loadavg_at_start": list(os.getloadavg()), "python": platform.python_version(),
+        "confluent_kafka": confluent_kafka.version()[0], "librdkafka": confluent_kafka.libversion()[0],
+        "value_bytes": VALUE_BYTES, "poll_every": POLL_EVERY, "client": {"acks": "1", "linger.ms": 5},
+        "policy": "MuteProducer defaults (no policy given)", "seconds": args.seconds, "reps": args.reps,
+        "cpu_load": args.cpu_load,
+    }}  # fmt: skip
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / "saturated_bench.json"
+    with LocalCluster(ClusterSpec(brokers=3)) as cluster:
+        bench = Bench(cluster, args)
+        if "styles" in sections:
+            result["styles"] = {}
+            styles = [s.strip() for s in args.styles.split(",") if s.strip()]
+            with CpuLoad(args.cpu_load, max_s=len(styles) * args.reps * 2 * (args.seconds + 30)):
+                for style in styles:
+                    result["styles"][style] = bench.pair(style, 12, args.seconds, args.reps)
+                    path.write_text(json.dumps(result, indent=1, default=str))
+        if "partitions" in sections:
+            result["partitions"] = {}
+            for count in (int(x) for x in args.partitions.split(",") if x.strip()):
+                result["partitions"][str(count)] = bench.pair("keywords", count, args.seconds, args.reps)
+                path.write_text(json.dumps(result, indent=1, default=str))
+        if "faults" in sections:
+            result["faults"] = {}
+            for fault in (f.strip() for f in args.faults.split(",") if f.strip()):
+                entry = {kind: bench.fault(kind, fault, args.fault_run) for kind in ("plain", "mute")}
+                for kind in ("plain", "mute"):
+                    r = entry[kind]
+                    r["during_over_pre"] = round(r["during_msgs_s"] / r["pre_msgs_s"], 3) if r["pre_msgs_s"] else None
+                    console.print(f"  {fault:6s} {kind:5s} pre {r['pre_msgs_s']:>9,.0f} "
+                                  f"during {r['during_msgs_s']:>9,.0f} after {r['after_msgs_s']:>9,.0f} msg/s "
+                                  f"({r['during_over_pre']}x)")  # fmt: skip
+                plain_during = entry["plain"]["during_msgs_s"]
+                entry["mute_over_plain_during"] = (
+                    round(entry["mute"]["during_msgs_s"] / plain_during, 3) if plain_during else None
+                )
+                result["faults"][fault] = entry
+                path.write_text(json.dumps(result, indent=1, default=str))
+        del bench
+        gc.collect()
+    _summary(result)
+    path.write_text(json.dumps(result, indent=1, default=str))
+    console.print(f"wrote {path}")
+    return 0
+
+
+def _summary(result: dict[str, Any]) -> None:
+    for section in ("styles", "partitions"):
+        if section not in result:
+            continue
+        table = Table(title=f"saturated closed loop: {section} (median, min..max over reps)")
+        for col in ("case", "plain msg/s", "mute msg/s", "mute/plain", "mute us/msg", "muted"):
+            table.add_column(col)
+        for name, r in result[section].items():
+            pl, mu, ra = r["plain_msgs_s"], r["mute_msgs_s"], r["ratio"]
+            table.add_row(name, f"{pl['median']:,.0f} ({pl['min']:,.0f}..{pl['max']:,.0f})",
+                          f"{mu['median']:,.0f} ({mu['min']:,.0f}..{mu['max']:,.0f})",
+                          f"{ra['median']:.2f} ({ra['min']:.2f}..{ra['max']:.2f})", f"{r['mute_us_per_msg']}",
+                          str(r["healthy_partitions_muted"]))  # fmt: skip
+        console.print(table)
+    if "faults" in result:
+        table = Table(title="saturated closed loop, default policy, broker 2 faulted in the middle third")
+        for col in ("fault", "producer", "pre msg/s", "during msg/s", "after msg/s", "during/pre", "mutes"):
+            table.add_column(col)
+        for fault, entry in result["faults"].items():
+            for kind in ("plain", "mute"):
+                r = entry[kind]
+                table.add_row(fault, kind, f"{r['pre_msgs_s']:,.0f}", f"{r['during_msgs_s']:,.0f}",
+                              f"{r['after_msgs_s']:,.0f}", str(r["during_over_pre"]),
+                              str(r["counters"].get("mutes", "-")))  # fmt: skip
+        console.print(table)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
