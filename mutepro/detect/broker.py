@@ -37,7 +37,13 @@ class BrokerDetector:
       hold in ``latency_snapshots`` statistics emissions in a row: one emission's p99 can be a single hiccup
       (seen on a CPU-starved 2-core box: 524 ms against a median of 104 ms for one second, then normal), and a
       broker that is really stalled is muted through its partitions' slow calls within the slow threshold
-      anyway.
+      anyway. A latency verdict then *holds* for ``latency_hold_s`` after the last slow emission, doubling
+      each time the broker is caught again within the hold (``latency_max_hold_s`` at most), and starting
+      over once it has been fine for a whole maximum hold. Why: once muted, a broker gets no produce traffic
+      and its rtt p99 says nothing (no samples, or a lone metadata request): without the hold, a limping
+      broker (stopped 800 ms of every second) was unmuted a second after its mute, took traffic, was muted
+      again two emissions later, and so on while the fault lasted. With the defaults (5 s, 60 s) a broker
+      limping for a minute is muted, exposed for about 2 s after 5 s, then 10 s, 20 s, 40 s: 4 exposures.
 
     Unmuting is the manager's job: it drops the broker verdict once ``evaluate`` stops returning it and moves
     partitions whose leadership went to a healthy broker.
@@ -52,6 +58,8 @@ class BrokerDetector:
         min_latency_ms: float,
         down_grace_s: float = 2.0,
         latency_snapshots: int = 1,
+        latency_hold_s: float = 5.0,
+        latency_max_hold_s: float = 60.0,
     ) -> None:
         self.min_bad_partitions = check_minimum("broker.min_bad_partitions", min_bad_partitions)
         if not latency_factor > 1.0:
@@ -64,6 +72,15 @@ class BrokerDetector:
         self.min_latency_ms = float(min_latency_ms)
         self.down_grace_s = float(down_grace_s)
         self.latency_snapshots = check_minimum("broker.latency_snapshots", latency_snapshots)
+        if not 0 <= latency_hold_s <= latency_max_hold_s:
+            raise ConfigError(
+                f"broker latency hold: need 0 <= latency_hold_s <= latency_max_hold_s, got {latency_hold_s!r} and "
+                f"{latency_max_hold_s!r}"
+            )
+        self.latency_hold_s = float(latency_hold_s)
+        self.latency_max_hold_s = float(latency_max_hold_s)
+        # broker -> (held until, hold length, the figures of its last slow emission)
+        self._latency_held: dict[int, tuple[float, float, dict[str, float | int | str]]] = {}
         self._down_since: dict[int, float] = {}
         self._slow_streak: dict[int, int] = {}  # broker -> statistics emissions in a row over the latency rule
         self._streak_stats: StatsSnapshot | None = None  # the emission the streaks last counted
@@ -89,7 +106,8 @@ class BrokerDetector:
 
         if stats is not None:
             self._check_down(stats, now, add)
-            self._check_latency(stats, add)
+            self._check_latency(stats, now, add)
+        self._hold_latency(now, found, add)
 
         return {node: Verdict(MuteReason.BROKER, detail) for node, detail in sorted(found.items())}
 
@@ -107,7 +125,25 @@ class BrokerDetector:
             if node not in stats.brokers:
                 del self._down_since[node]  # gone from metadata: nothing left to judge
 
-    def _check_latency(self, stats: StatsSnapshot, add: _Add) -> None:
+    def _hold_latency(self, now: float, found: Mapping[int, object], add: _Add) -> None:
+        """Keep a broker caught by the latency rule muted until its hold ends (see the class docstring)."""
+        for node, (until, hold, figures) in list(self._latency_held.items()):
+            if now >= until + self.latency_max_hold_s:
+                del self._latency_held[node]  # fine for a whole maximum hold: the next offence starts over
+            elif now < until and node not in found:
+                add(node, "latency", {**figures, "held_until_s": round(until - now, 3), "hold_s": hold})
+
+    def _caught(self, node: int, now: float, figures: dict[str, float | int | str]) -> None:
+        held = self._latency_held.get(node)
+        if held is None:
+            hold = self.latency_hold_s
+        elif now < held[0]:
+            hold = held[1]  # still inside its hold: caught again by the same episode, same hold from now
+        else:
+            hold = min(held[1] * 2, self.latency_max_hold_s)  # back too soon: a longer hold
+        self._latency_held[node] = (now + hold, hold, figures)
+
+    def _check_latency(self, stats: StatsSnapshot, now: float, add: _Add) -> None:
         fresh = stats is not self._streak_stats  # evaluate runs every tick; emissions come every second or so
         self._streak_stats = stats
         p99 = {n: b.rtt_p99_ms for n, b in stats.brokers.items() if b.state == "UP" and b.rtt_samples > 0}
@@ -123,16 +159,15 @@ class BrokerDetector:
             if fresh:
                 self._slow_streak[node] = self._slow_streak.get(node, 0) + 1
             if self._slow_streak.get(node, 0) >= self.latency_snapshots:
-                add(
-                    node,
-                    "latency",
-                    {
-                        "rtt_p99_ms": round(mine, 3),
-                        "median_rtt_p99_ms": round(median, 3),
-                        "latency_factor": self.latency_factor,
-                        "snapshots": self._slow_streak[node],
-                    },
-                )
+                figures: dict[str, float | int | str] = {
+                    "rtt_p99_ms": round(mine, 3),
+                    "median_rtt_p99_ms": round(median, 3),
+                    "latency_factor": self.latency_factor,
+                    "snapshots": self._slow_streak[node],
+                }
+                if fresh:
+                    self._caught(node, now, figures)
+                add(node, "latency", figures)
         for node in list(self._slow_streak):
             if node not in p99:
                 del self._slow_streak[node]
@@ -142,3 +177,4 @@ class BrokerDetector:
         self._down_since.clear()
         self._slow_streak.clear()
         self._streak_stats = None
+        self._latency_held.clear()

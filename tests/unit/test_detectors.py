@@ -350,8 +350,8 @@ class TestBrokerDetector:
 
     def test_latency_must_persist_over_consecutive_snapshots(self) -> None:
         """With latency_snapshots=2, one slow emission is a hiccup; the second in a row mutes; a normal one in
-        between starts over; re-reading the same emission (every tick) does not count twice."""
-        d = BrokerDetector(2, latency_factor=5, min_latency_ms=20, latency_snapshots=2)
+        between starts over; re-reading the same emission (every tick) does not count twice (no hold here)."""
+        d = BrokerDetector(2, latency_factor=5, min_latency_ms=20, latency_snapshots=2, latency_hold_s=0)
 
         def slow() -> StatsSnapshot:
             return snapshot([broker(1, p99=4), broker(2, p99=5), broker(3, p99=60)])
@@ -362,6 +362,37 @@ class TestBrokerDetector:
         assert list(v) == [3] and v[3].detail["snapshots"] == 2
         d.evaluate(snapshot([broker(1, p99=4), broker(2, p99=5), broker(3, p99=6)]), {}, now=2)
         assert d.evaluate(slow(), {}, now=3) == {}
+
+    def test_latency_verdict_holds_without_samples(self) -> None:
+        """Muted, the broker has no rtt samples: its latency verdict holds for latency_hold_s, then lapses."""
+        d = BrokerDetector(2, latency_factor=5, min_latency_ms=20, latency_hold_s=5, latency_max_hold_s=60)
+        assert list(d.evaluate(snapshot([broker(1, p99=4), broker(2, p99=5), broker(3, p99=800)]), {}, now=0)) == [3]
+        quiet = snapshot([broker(1, p99=4), broker(2, p99=5), broker(3, p99=0, samples=0)])
+        v = d.evaluate(quiet, {}, now=4.9)
+        assert list(v) == [3] and v[3].detail["cause"] == "latency" and v[3].detail["hold_s"] == 5
+        assert d.evaluate(quiet, {}, now=5.0) == {}
+
+    def test_latency_hold_doubles_when_caught_again(self) -> None:
+        """Slow again after its hold: 10 s, then 20 s; fine for a whole maximum hold: back to 5 s."""
+        d = BrokerDetector(2, latency_factor=5, min_latency_ms=20, latency_hold_s=5, latency_max_hold_s=60)
+
+        def slow() -> StatsSnapshot:
+            return snapshot([broker(1, p99=4), broker(2, p99=5), broker(3, p99=800)])
+
+        quiet = snapshot([broker(1, p99=4), broker(2, p99=5), broker(3, p99=0, samples=0)])
+        d.evaluate(slow(), {}, now=0)
+        d.evaluate(slow(), {}, now=6)  # 1 s after the first hold ended
+        assert d.evaluate(quiet, {}, now=15.9) != {} and d.evaluate(quiet, {}, now=16) == {}
+        d.evaluate(slow(), {}, now=17)
+        assert d.evaluate(quiet, {}, now=36.9) != {} and d.evaluate(quiet, {}, now=37) == {}
+        d.evaluate(quiet, {}, now=37 + 60)  # fine for 60 s after the hold: forgotten
+        d.evaluate(slow(), {}, now=100)
+        assert d.evaluate(quiet, {}, now=104.9) != {} and d.evaluate(quiet, {}, now=105) == {}
+
+    def test_latency_hold_bounds_are_checked(self) -> None:
+        """A hold longer than its maximum is a ConfigError naming both."""
+        with pytest.raises(ConfigError, match="latency_hold_s"):
+            BrokerDetector(2, 5, 20, latency_hold_s=10, latency_max_hold_s=5)
 
     def test_latency_below_absolute_minimum(self) -> None:
         """10x the others but under min_latency_ms is not worth muting."""
