@@ -11,8 +11,8 @@ import matplotlib
 matplotlib.use("Agg")  # no display on the benchmark machine
 import matplotlib.pyplot as plt
 
-_COLORS = {"plain": "#888888", "mute": "#1f77b4"}
-_LABELS = {"plain": "confluent_kafka.Producer", "mute": "MuteProducer"}
+_COLORS = {"plain": "#888888", "mute": "#1f77b4", "java": "#ff7f0e"}
+_LABELS = {"plain": "confluent_kafka.Producer", "mute": "MuteProducer", "java": "Java KafkaProducer (KIP-794 adaptive)"}
 
 
 def plot(result: dict[str, Any], path: Path) -> None:
@@ -32,7 +32,7 @@ def plot(result: dict[str, Any], path: Path) -> None:
 def _scenario_panel(ax: Any, name: str, sc: dict[str, Any]) -> None:
     fault = sc["fault"]
     ax.axvspan(fault["start_s"], fault["end_s"], color="#ffcccc", alpha=0.6, label=f"fault: {fault['kind']}")
-    for who in ("plain", "mute"):
+    for who in ("plain", "mute", "java"):
         run = sc.get(who)
         if run is None:
             continue
@@ -68,12 +68,12 @@ def _ratio_panel(ax: Any, result: dict[str, Any]) -> None:
             labels.append(f"happy {mode}\nMute/plain msg/s")
             values.append(r)
     for name, sc in result.get("scenarios", {}).items():
-        for who in ("plain", "mute"):
+        for who in ("plain", "mute", "java"):
             r = sc.get(who, {}).get("throughput", {}).get("during_over_before")
             if r is not None:
-                labels.append(f"{name}\n{'Mute' if who == 'mute' else 'plain'} during/before")
+                labels.append(f"{name}\n{ {'mute': 'Mute', 'plain': 'plain', 'java': 'Java'}[who]} during/before")
                 values.append(r)
-    colors = ["#1f77b4" if "Mute" in lab else "#888888" for lab in labels]
+    colors = ["#1f77b4" if "Mute" in lab else "#ff7f0e" if "Java" in lab else "#888888" for lab in labels]
     bars = ax.bar(range(len(values)), values, color=colors)
     for bar, v in zip(bars, values, strict=True):
         ax.text(bar.get_x() + bar.get_width() / 2, v + 0.02, f"{v:.2f}", ha="center", fontsize=8)

@@ -32,6 +32,7 @@ from bench_load import KEYS, VALUE_BYTES, Recorder, closed_loop, open_loop
 from bench_plot import plot
 from bench_report import FaultWindow, event_log, median, mute_timing, ratio, summarize_run
 from confluent_kafka.admin import AdminClient
+from java_peer import JAVA_PROPS, java_available, run_peer
 from rich.console import Console
 from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
@@ -149,6 +150,12 @@ def main(argv: list[str] | None = None) -> int:
     with LocalCluster(ClusterSpec(brokers=3)) as cluster, _progress() as progress:
         admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
         bench = _Bench(cluster, admin, progress, dur, policy, args.queue_messages)
+        bench.java = not args.no_java and java_available()
+        result["meta"]["java_peer"] = (
+            {"props": JAVA_PROPS, "why": "see benchmarks/java_peer.py: KIP-794 adaptive partitioning with a 1 s "
+             "availability timeout; acks and linger.ms as the Python producers, buffer.memory = queue x 600 B"}
+            if bench.java else None
+        )
         result["happy_path"] = bench.happy_path()
         plain_cap = result["happy_path"]["unkeyed"]["plain_msgs_s"]
         mute_cap = result["happy_path"]["unkeyed"]["mute_msgs_s"]
@@ -190,6 +197,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
         "--queue-messages", type=int, default=50_000,
         help="queue.buffering.max.messages for both producers (default 50000; why: benchmarks/README.md)",
     )
+    p.add_argument("--no-java", action="store_true", help="leave out the Java producer peer (KIP-794 adaptive)")
     p.add_argument("--tuned", action="store_true", help="a tuned policy (--slow-ms, --retry-ms, --max-retry-ms) "
                    "instead of MuteProducer's defaults")
     p.add_argument("--slow-ms", type=int, default=500, help="with --tuned: slow_call.threshold_ms (default 500)")
@@ -213,6 +221,7 @@ class _Bench:
         self.dur = dur
         self.policy = policy
         self.queue = queue
+        self.java = False  # set by main(): the Java peer runs beside the two Python producers
 
     # -- producers and topics --------------------------------------------------------------------------
 
@@ -294,6 +303,8 @@ class _Bench:
                 order = ("plain", "mute") if rep % 2 == 0 else ("mute", "plain")
                 for who in order:
                     runs.append(self._capacity_run(who, mode, rep))
+                if self.java:
+                    runs.append(self._java_capacity_run(mode, rep))
             plain = [r["delivered_msgs_s"] for r in runs if r["mode"] == mode and r["producer"] == "plain"]
             mute = [r["delivered_msgs_s"] for r in runs if r["mode"] == mode and r["producer"] == "mute"]
             paired = [ratio(m, p) for m, p in zip(mute, plain, strict=True)]
@@ -304,6 +315,11 @@ class _Bench:
                 "paired_ratios": paired,
                 "ratio_of_medians": ratio(median(mute), median(plain)),
                 "plain_runs": plain, "mute_runs": mute,
+                "java_msgs_s": (
+                    round(median(java), 1)
+                    if (java := [r["delivered_msgs_s"] for r in runs if r["mode"] == mode and r["producer"] == "java"])
+                    else None
+                ),
                 # partitions MuteProducer muted while merely saturated (no fault at all): its own queueing
                 # latency passes the slow-call threshold in a closed loop
                 "mute_runs_mutes": [
@@ -354,14 +370,42 @@ class _Bench:
             "description": sc.description, "target_rate": rate, "replication_factor": sc.replication_factor,
             "acks": sc.acks,
         }
-        for who in ("plain", "mute"):
+        for who in ("plain", "mute", "java") if self.java else ("plain", "mute"):
             out[who] = self._fault_run(sc, who, rate)
             out["fault"] = out[who].pop("fault")
         out["fault"]["start_s"] = dur.fault_start_s
         out["fault"]["end_s"] = dur.fault_start_s + dur.fault_s
         return out
 
+    def _java_props(self, acks: str) -> dict[str, str]:
+        return {**JAVA_PROPS, "acks": acks, "linger.ms": "5", "buffer.memory": str(self.queue * 600),
+                "client.id": "bench-java"}  # fmt: skip
+
+    def _java_capacity_run(self, mode: str, rep: int) -> dict[str, Any]:
+        """The Java producer's closed loop (send() blocks when its buffer is full: its own back-pressure)."""
+        topic = self._topic(f"happy-{mode}-java", 1)
+        try:
+            rec = Recorder(int(self.dur.happy_s * 400_000))
+            tick = self._task(f"happy {mode} java #{rep + 1}", self.dur.happy_s)
+            res, _extra = run_peer(
+                self.cluster.bootstrap_servers, topic, mode="closed", rate=0, seconds=self.dur.happy_s,
+                keyed=mode == "keyed", start_at=0, props=self._java_props("1"), recorder=rec,
+                timeout_s=self.dur.happy_s + self.dur.flush_s + 60,
+            )
+            tick(self.dur.happy_s)
+            self._done()
+            summary = summarize_run(rec, res, warmup_s=1.0)
+            return {
+                "producer": "java", "mode": mode, "rep": rep, "delivered_msgs_s": summary["delivered_msgs_s"],
+                "accepted": summary["accepted"], "delivered": summary["delivered"], "lost": summary["lost"],
+                "latency_ms": summary["latency_ms"],
+            }
+        finally:
+            self._drop_topic(topic)
+
     def _fault_run(self, sc: Scenario, who: str, rate: int) -> dict[str, Any]:
+        if who == "java":
+            return self._java_fault_run(sc, rate)
         gc.collect()  # destroy the previous run's clients now, not during this run
         dur = self.dur
         topic = self._topic(f"{sc.name}-{who}", sc.replication_factor)
@@ -410,6 +454,47 @@ class _Bench:
         finally:
             stop.set()
             self._finish(producer)
+            self._recover(topic)
+            self._drop_topic(topic)
+
+    def _java_fault_run(self, sc: Scenario, rate: int) -> dict[str, Any]:
+        """The same open loop and fault schedule, run by the Java producer in its own JVM."""
+        dur = self.dur
+        topic = self._topic(f"{sc.name}-java", sc.replication_factor)
+        leaders_created = self._leaders(topic)
+        times: dict[str, Any] = {"topic": topic}
+        stop = threading.Event()
+        try:
+            rec = Recorder(int(rate * dur.run_s) + 10)
+            t_start = time.monotonic() + 4.0  # the JVM starts and loads metadata meanwhile
+            times["t0"] = t_start
+            fault = threading.Thread(
+                target=self._inject, args=(sc.kind, dur.fault_start_s, dur.fault_s, times, stop), daemon=True
+            )
+            fault.start()
+            task = self._task(f"{sc.name} java @ {rate} msg/s", dur.run_s)
+            res, extra = run_peer(
+                self.cluster.bootstrap_servers, topic, mode="open", rate=rate, seconds=dur.run_s, keyed=False,
+                start_at=t_start, props=self._java_props(sc.acks), recorder=rec,
+                timeout_s=dur.run_s + dur.flush_s + 150,
+            )
+            task(dur.run_s)
+            self._done()
+            stop.set()
+            fault.join(30)
+            leaders = times.get("leaders") or leaders_created
+            faulted = tuple(sorted(p for p, b in leaders.items() if b == FAULT_BROKER or sc.all_partitions_affected))
+            window = FaultWindow(
+                times.get("start", t_start + dur.fault_start_s) - res.t0,
+                times.get("end", t_start + dur.fault_start_s + dur.fault_s) - res.t0,
+                FAULT_BROKER, faulted,
+            )
+            summary = summarize_run(rec, res, fault=window, warmup_s=3.0, rate=rate)
+            summary["fault"] = {"kind": sc.kind, "broker": FAULT_BROKER, "faulted_partitions": list(faulted)}
+            summary["java"] = extra
+            return summary
+        finally:
+            stop.set()
             self._recover(topic)
             self._drop_topic(topic)
 
@@ -492,23 +577,27 @@ def _progress() -> Progress:
 def _print_summary(result: dict[str, Any]) -> None:
     happy = result.get("happy_path", {})
     t = Table(title="happy path: delivered msg/s (closed loop)")
-    for col in ("mode", "plain", "MuteProducer", "ratio"):
+    for col in ("mode", "plain", "MuteProducer", "ratio", "Java (KIP-794)"):
         t.add_column(col)
     for mode in ("unkeyed", "keyed"):
         h = happy.get(mode, {})
-        t.add_row(mode, str(h.get("plain_msgs_s")), str(h.get("mute_msgs_s")), str(h.get("ratio")))
+        t.add_row(mode, str(h.get("plain_msgs_s")), str(h.get("mute_msgs_s")), str(h.get("ratio")),
+                  str(h.get("java_msgs_s", "-")))  # fmt: skip
     console.print(t)
     s = Table(title=f"faults at {result['meta'].get('target_rate')} msg/s offered")
-    for col in ("scenario", "producer", "during/before", "BufferErrors", "rejected", "lost", "p99 ms", "mute s",
-                "unmute s"):
+    for col in ("scenario", "producer", "during/before", "BufferErrors", "rejected", "lost", "p99 ms",
+                "p99 sent in fault", "mute s", "unmute s"):
         s.add_column(col)
     for name, sc in result.get("scenarios", {}).items():
-        for who in ("plain", "mute"):
+        for who in ("plain", "mute", "java"):
+            if who not in sc:
+                continue
             r = sc[who]
             mt = r.get("mute_timing", {})
             s.add_row(
                 name, who, str(r["throughput"]["during_over_before"]), str(r["buffer_errors"]),
                 str(r["rejected_by_app"]), str(r["lost"]), str(r["latency_ms"]["p99"]),
+                str(r.get("latency_ms_sent_during_fault", {}).get("p99")),
                 str(mt.get("time_to_first_mute_s", "-")), str(mt.get("time_to_last_unmute_s", "-")),
             )
     console.print(s)
