@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from confluent_kafka import KafkaError
 
-from tests.unit._producer_fakes import PATHS, PARTITIONS, TOPIC, Harness
+from tests.unit._producer_fakes import PARTITIONS, PATHS, TOPIC, Harness
 
 
 @pytest.mark.parametrize("accelerate", PATHS)

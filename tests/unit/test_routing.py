@@ -10,7 +10,7 @@ from mutepro.partition.snapshot import TopicSnapshot
 from mutepro.policy.schema import KeyedPolicy
 from mutepro.producer.message import NORMAL, PROBE
 from mutepro.producer.routing import Action, Decision, decide_keyed
-from tests.unit._producer_fakes import PATHS, PARTITIONS, TOPIC, Harness, keys_by_home
+from tests.unit._producer_fakes import PARTITIONS, PATHS, TOPIC, Harness, keys_by_home
 
 
 def _snap(muted: set[int]) -> TopicSnapshot:
@@ -130,7 +130,7 @@ class TestProducerRouting:
         key = next(k for k, home in keys_by_home(h) if home == 1)
         h.produce(b"1", key)
         h.produce(b"2", key)
-        with pytest.raises(BufferError, match="hold.max_messages"):
+        with pytest.raises(BufferError, match=r"hold\.max_messages"):
             h.produce(b"3", key)
         assert h.producer.counters.buffer_errors == 1 and h.producer.held() == 2
         h.close()
@@ -147,7 +147,7 @@ class TestProducerRouting:
         before = len(h.fake.sent)
         h.produce(b"probe")
         h.produce(b"next")
-        assert [s.partition for s in h.fake.sent[before:]][0] == 2
+        assert next(s.partition for s in h.fake.sent[before:]) == 2
         assert h.fake.sent[-1].partition != 2 and h.producer.counters.probes == 1
         h.fake.deliver()
         h.producer.poll(0)
