@@ -9,7 +9,6 @@ statistics, error and throttle callbacks land here too.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from confluent_kafka import KafkaError, KafkaException
@@ -19,6 +18,7 @@ from mutepro.logs import get_logger
 from mutepro.producer.core import Core
 from mutepro.producer.holds import HoldQueues
 from mutepro.producer.rescue import Rescuer
+from mutepro.producer.serving import ReportServing
 
 log = get_logger("mutepro.producer")
 
@@ -30,16 +30,14 @@ class Driver:
     """The per-tick work and the metadata refresh of one producer (see the module docstring)."""
 
     def __init__(
-        self, core: Core, holds: HoldQueues, rescuer: Rescuer, *, name: str, serve_reports: Callable[[], None],
+        self, core: Core, holds: HoldQueues, rescuer: Rescuer, serving: ReportServing, *, name: str,
         user_stats_cb: Any = None, user_error_cb: Any = None, user_throttle_cb: Any = None,
     ) -> None:
         self._core = core
         self._holds = holds
         self._rescuer = rescuer
         self._name = name
-        self._serve_reports = serve_reports  # the Python path's report serving (under the producer lock)
-        self.fast: Any = None  # the C fast path (None: the Python path)
-        self._app_polls_seen = -1
+        self._serving = serving
         self._user_stats_cb = user_stats_cb
         self._user_error_cb = user_error_cb
         self._user_throttle_cb = user_throttle_cb
@@ -53,19 +51,8 @@ class Driver:
         core = self._core
         tracker = core.tracker
         manager = core.manager
-        fast = self.fast
         # Judge only on served reports: a partition whose reports merely sit unserved must not look silent.
-        if fast is None:
-            with core.lock:
-                self._serve_reports()
-        elif fast.app_polls == self._app_polls_seen and not fast.app_pollers:
-            # The application has not polled since the last tick and is not waiting in poll()/flush() right now:
-            # serve its reports here (queued for its next poll). When it does poll, its own poll() runs the
-            # callbacks directly and the driver stays out of the way: serving here would queue reports and make
-            # every later one queue behind them.
-            core.inner.poll(0)  # the C reporter needs no lock (and Python reports take it themselves)
-        if fast is not None:
-            self._app_polls_seen = fast.app_polls
+        self._serving.serve_for_tick()
         with core.lock:  # the C fast path counts on other threads: read-and-zero under the gate
             tracker.checkpoint(now)
             drained = list(tracker.drain())

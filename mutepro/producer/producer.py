@@ -49,6 +49,7 @@ from mutepro.producer.metrics import MuteproCollector, ProducerCounters, registe
 from mutepro.producer.reports import ReportHandler
 from mutepro.producer.rescue import Rescuer
 from mutepro.producer.routing import Action, Router
+from mutepro.producer.serving import DirectServing, LockedServing, ReportServing
 from mutepro.producer.tracker import UNASSIGNED, OutstandingTracker
 
 log = get_logger("mutepro.producer")
@@ -59,7 +60,6 @@ InnerFactory = Callable[[dict[str, Any]], Any]
 _METADATA_POLL_S = 0.05
 #: The producing thread serves delivery reports inline every this many messages (see _serve_reports).
 _INLINE_POLL_EVERY = 256
-_DIRECT_WAIT_S = 0.2  # a blocking poll() waits in librdkafka this long at a time (then checks the queue again)
 # the built-in partitioner settings the C fast path places keyed messages for (others: the Python path)
 _KEY_MODES = {
     "consistent": "KP_CONSISTENT",
@@ -203,10 +203,6 @@ class MuteProducer:
         )
         self._reports = ReportHandler(core, self._rescuer, locked_by_poll=not native)
         core.make_reporter = self._reports.make_reporter
-        self._driver_part = Driver(
-            core, self._holding, self._rescuer, name=self.name, serve_reports=self._serve_reports,
-            user_stats_cb=users.stats_cb, user_error_cb=users.error_cb, user_throttle_cb=users.throttle_cb,
-        )
         self._reporters = core.reporters
         self._poll_pause_s = min(0.005, tick_interval_s / 2)
         self._since_poll = 0
@@ -221,12 +217,23 @@ class MuteProducer:
             self._collector = MuteproCollector(self.name, self.metrics, metrics.namespace)
             register_prometheus(self._collector, metrics.prometheus_port)
 
+        # The hot path, chosen once: the C fast path (produce() in C, callbacks run straight from the application's
+        # poll) or the Python one (produce() below, callbacks queued); see mutepro.producer.serving.
         self._fast: Any = None
+        self._serving: ReportServing
         if native:
             self._fast = self._build_fast_path(default)
-            self._lock.fast = self._rescuer.fast = self._driver_part.fast = self._fast
+            self._lock.fast = self._fast
+            self._serving = DirectServing(self._fast, self._inner.poll, self._callbacks)
             if type(self).produce is MuteProducer.produce:  # a subclass overriding produce() keeps its own
                 self.produce = self._fast.produce  # type: ignore[method-assign]
+        else:
+            self._serving = LockedServing(self._lock, self._callbacks, self._serve_reports)
+        self._rescuer.serving = self._serving
+        self._driver_part = Driver(
+            core, self._holding, self._rescuer, self._serving, name=self.name,
+            user_stats_cb=users.stats_cb, user_error_cb=users.error_cb, user_throttle_cb=users.throttle_cb,
+        )
 
         self._stop = threading.Event()
         self._threads: list[threading.Thread] = []
@@ -469,54 +476,9 @@ class MuteProducer:
         if self._closed:
             raise compat.closed_error()
         self._raise_driver_error()
-        if self._nested():
+        if self._serving.nested():
             return 0
-        if self._fast is None:
-            with self._lock:
-                self._serve_reports()
-            return self._callbacks.serve(None if timeout is None or timeout < 0 else timeout)
-        deadline = None if timeout is None or timeout < 0 else time.monotonic() + timeout
-        while True:
-            served = self._serve_direct(0.0)
-            if served:
-                return served
-            left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and left <= 0:
-                return 0
-            # wait in librdkafka itself (GIL released), a slice at a time: reports the driver thread queues
-            # meanwhile are picked up on the next round
-            served = self._serve_direct(_DIRECT_WAIT_S if left is None else min(left, _DIRECT_WAIT_S))
-            if served:
-                return served
-
-    def _serve_direct(self, wait_s: float) -> int:
-        """Queued callbacks first (they are older), then librdkafka's reports with the application's callbacks
-        run right here, on the application's thread inside its poll()/flush(), as the plain client does, then
-        whatever that poll queued (failed reports, statistics): poll() returns only after the callbacks ran.
-
-        Returns the callbacks run and reports served; librdkafka events of mutepro's own (its statistics when
-        the application set no ``stats_cb``) do not count, so ``poll(timeout)`` keeps waiting past them.
-
-        Never called from inside a callback of this producer's poll on the same thread (see :meth:`_nested`).
-        """
-        fast = self._fast
-        served = self._callbacks.serve(0)
-        direct = fast.direct_reports
-        token = fast.enter_direct()
-        if token is None:  # a rescue is collecting its purge reports: they must all reach it (see _rescue)
-            self._rescuer.no_rescue.wait(wait_s)
-            return served + self._callbacks.serve(0)
-        try:
-            self._inner.poll(0.0 if served else wait_s)
-        finally:
-            fast.leave_direct(token)
-        return served + (fast.direct_reports - direct) + self._callbacks.serve(0)
-
-    def _nested(self) -> bool:
-        """True inside a callback that this producer's poll()/flush() runs on this thread: queued callbacks
-        served by CallbackQueue.serve, or (C path) a delivery callback run straight from librdkafka's poll,
-        where confluent-kafka's poll must not be entered again (it loses the outer call's state and aborts)."""
-        return self._callbacks.serving_here() or (self._fast is not None and self._fast.polling() > 0)
+        return self._serving.poll(timeout)
 
     @compat.surfaces_interrupts
     def flush(self, timeout: float | None = -1) -> int:
@@ -525,19 +487,14 @@ class MuteProducer:
         if self._closed:
             raise compat.closed_error()
         deadline = None if timeout is None or timeout < 0 else time.monotonic() + timeout
-        if self._nested():
+        if self._serving.nested():
             # Called from a callback that this thread's poll()/flush() is running: the reports still to come are
             # delivered by that enclosing call after the callback returns, so waiting here could never end.
             # Report what is left, like flush(0). (The plain client aborts the process here.)
             return len(self)
         while True:
             self._raise_driver_error()
-            if self._fast is None:
-                with self._lock:
-                    self._serve_reports()
-                self._callbacks.serve(0)
-            else:
-                self._serve_direct(0.0)
+            self._serving.flush_round()
             remaining = len(self)
             if remaining == 0:
                 return 0
@@ -545,10 +502,7 @@ class MuteProducer:
             if left is not None and left <= 0:
                 return remaining
             pause = self._poll_pause_s if left is None else min(self._poll_pause_s, left)
-            if self._fast is None:
-                self._callbacks.wait(pause)
-            else:
-                self._serve_direct(pause)  # waits in librdkafka: back as soon as a report arrives
+            self._serving.flush_wait(pause)
 
     def purge(self, in_queue: bool = True, in_flight: bool = True, blocking: bool = True) -> None:
         """Purge messages like ``confluent_kafka.Producer.purge``; held messages are purged with ``in_queue``.
@@ -643,8 +597,7 @@ class MuteProducer:
             # so that destroying the wrapped producer cannot wait any longer (its close() flushes forever)
             self.purge(in_queue=True, in_flight=True, blocking=True)
         self._closed = True
-        if self._fast is not None:
-            self._fast.closed = 1
+        self._serving.closing()
         self._stop.set()
         for thread in self._threads:
             thread.join(5)
@@ -655,8 +608,7 @@ class MuteProducer:
         # its connections and log lines) go as soon as the application drops the producer.
         self._reporters.clear()
         self._last_reporter = None
-        if self._fast is not None:
-            self._fast.forget_reporters()
+        self._serving.closed()
         if left and warn:
             warnings.warn(
                 f"Producer flush failed during close: {left} messages still undelivered after the close timeout "

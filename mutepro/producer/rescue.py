@@ -10,8 +10,6 @@ the epoch and can no longer rule out duplicates (keys came out of order on the r
 
 from __future__ import annotations
 
-import threading
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -34,13 +32,14 @@ from mutepro.producer.message import (
     with_header,
 )
 from mutepro.producer.routing import Router
+from mutepro.producer.serving import LockedServing, ReportServing
 
 log = get_logger("mutepro.producer")
 
-_RESCUE_QUIET_S = 1.0
 _RESCUE_DRAIN_S = 0.025  # a rescue waits at most this long for other threads to leave librdkafka's poll
 
 Moves = dict[tuple[str, int], dict[int, int]]
+_NOT_SERVING: ReportServing = LockedServing(None, None, lambda: None)  # type: ignore[arg-type]  # until wired
 
 
 class Rescuer:
@@ -53,7 +52,8 @@ class Rescuer:
         self.idempotent = idempotent
         self.transactional = transactional
         self._skip_logged = False
-        self.fast: Any = None  # the C fast path, whose pollers a rescue keeps out (None: the Python path)
+        # how reports are served: a rescue keeps other threads out of librdkafka's poll while it collects its purge
+        self.serving: ReportServing = _NOT_SERVING
         self.rescuing = False
         # (enqueue time, cb, kind, msg) of each message our rescue purged, re-sent in enqueue order
         self.batch: list[tuple[float | None, DeliveryCallback | None, int, Message]] = []
@@ -62,8 +62,6 @@ class Rescuer:
         self.user_purge_at = float("-inf")
         self.rescue_purge_at = float("-inf")
         self.stragglers = 0  # purge reports of a rescue that reached us after it (see on_purged)
-        self.no_rescue = threading.Event()  # cleared while a rescue keeps other threads out of librdkafka's poll
-        self.no_rescue.set()
         # messages moved by rescues since the last tick, (topic, origin, why) -> {target: count}
         self.moves: dict[tuple[str, int, str], dict[int, int]] = {}
 
@@ -137,22 +135,11 @@ class Rescuer:
                 )
             return
         moved: Moves = {}
-        fast = self.fast
-        if fast is not None:
-            # C path: the application's poll() runs without the producer lock, so it could serve some of the
-            # purge reports below, late and on its own thread. Keep new polls out and wait (bounded: a poll waits
-            # in librdkafka at most a fraction of a second at a time) until no other thread is inside one.
-            self.no_rescue.clear()
-            fast.rescue_pending = 1
-            deadline = time.monotonic() + _RESCUE_QUIET_S
-            while (fast.app_pollers or fast.inline_pollers) and time.monotonic() < deadline:
-                time.sleep(0.001)
+        self.serving.quiesce()
         try:
             batch = self._purge_and_redispatch(moved)
         finally:
-            if fast is not None:
-                fast.rescue_pending = 0
-                self.no_rescue.set()
+            self.serving.resume()
         manager = self._core.manager
         for (topic, partition), targets in moved.items():
             log.info(
