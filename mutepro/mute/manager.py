@@ -19,7 +19,7 @@ from typing import Any, overload
 
 from mutepro.detect.broker import BrokerDetector
 from mutepro.detect.model import Delivery, MuteReason, PartitionLoad, Verdict
-from mutepro.detect.protocols import PartitionDetector
+from mutepro.detect.protocols import BulkPartitionDetector, PartitionDetector
 from mutepro.detect.stats import StatsSnapshot
 from mutepro.errors import ConfigError
 from mutepro.logs import get_logger
@@ -320,9 +320,8 @@ class ProducerMuteManager:
         if part is None:
             return
         for det in part.detectors:
-            bulk = getattr(det, "record_many", None)
-            if bulk is not None:
-                bulk(calls, failures, slow, now)
+            if isinstance(det, BulkPartitionDetector):
+                det.record_many(calls, failures, slow, now)
                 continue
             # a custom detector without record_many: one synthetic report per call
             threshold = t.slow_threshold_s or 0.0 if t is not None else 0.0

@@ -28,19 +28,19 @@ from types import MappingProxyType
 from typing import Any
 
 import confluent_kafka
-from confluent_kafka import KafkaException
 
 from mutepro.errors import ConfigError, MuteproError
 from mutepro.logs import apply_policy_logging, get_logger
 from mutepro.mute.factory import build_detectors
 from mutepro.mute.manager import DetectorFactory, MuteEvent, ProducerMuteManager
 from mutepro.mute.store import BreakerStore, make_store
-from mutepro.partition.protocols import DefaultMutingPartitioner, MutingPartitioner
+from mutepro.partition.protocols import DefaultMutingPartitioner, HomePartitioner, MutingPartitioner
 from mutepro.partition.snapshot import TopicSnapshot
 from mutepro.partition.sticky import linger_from_config
 from mutepro.policy.effective import Policy
 from mutepro.policy.schema import TopicPolicy
 from mutepro.producer import accel, compat, options
+from mutepro.producer.api import ClientPassthrough, MuteproApi
 from mutepro.producer.core import Clock, Core, GatedLock
 from mutepro.producer.driver import Driver
 from mutepro.producer.holds import HoldQueues
@@ -49,7 +49,7 @@ from mutepro.producer.metrics import MuteproCollector, ProducerCounters, registe
 from mutepro.producer.reports import ReportHandler
 from mutepro.producer.rescue import Rescuer
 from mutepro.producer.routing import Action, Router
-from mutepro.producer.serving import DirectServing, LockedServing, ReportServing
+from mutepro.producer.serving import DirectServing, LockedServing, ReportServing, build_fast_path
 from mutepro.producer.tracker import UNASSIGNED, OutstandingTracker
 
 log = get_logger("mutepro.producer")
@@ -60,18 +60,9 @@ InnerFactory = Callable[[dict[str, Any]], Any]
 _METADATA_POLL_S = 0.05
 #: The producing thread serves delivery reports inline every this many messages (see _serve_reports).
 _INLINE_POLL_EVERY = 256
-# the built-in partitioner settings the C fast path places keyed messages for (others: the Python path)
-_KEY_MODES = {
-    "consistent": "KP_CONSISTENT",
-    "consistent_random": "KP_CONSISTENT_RANDOM",
-    "murmur2": "KP_MURMUR2",
-    "murmur2_random": "KP_MURMUR2_RANDOM",
-    "fnv1a": "KP_FNV1A",
-    "fnv1a_random": "KP_FNV1A_RANDOM",
-}
 
 
-class MuteProducer:
+class MuteProducer(ClientPassthrough, MuteproApi):
     """A drop-in ``confluent_kafka.Producer`` that mutes bad partitions and sends around them.
 
     ``config`` is the same dict ``confluent_kafka.Producer`` takes (librdkafka's dotted keys, passed through
@@ -153,7 +144,7 @@ class MuteProducer:
             sticky_bytes=defaults.partitioner.sticky_bytes or int(conf.get("batch.size", 1_000_000)),
             linger_s=linger_from_config(conf),
         )
-        self._home_of = getattr(self._partitioner, "home_partition", None)
+        self._home_of = self._partitioner.home_partition if isinstance(self._partitioner, HomePartitioner) else None
 
         if accelerate and not accel.available():
             raise ConfigError(
@@ -222,7 +213,13 @@ class MuteProducer:
         self._fast: Any = None
         self._serving: ReportServing
         if native:
-            self._fast = self._build_fast_path(default)
+            self._fast = build_fast_path(
+                inner=self._inner, snapshots=self._snapshots, tracker=self._tracker, holds=self._holds,
+                slow_produce=MuteProducer.produce.__get__(self), on_report=self._reports.on_report,
+                callbacks=self._callbacks, default_cb=self._user_on_delivery, only_errors=self._only_errors,
+                default=default, sticky=self._sticky is not None, partitioner_name=self._partitioner_name,
+                inline_poll_every=_INLINE_POLL_EVERY * 4,
+            )
             self._lock.fast = self._fast
             self._serving = DirectServing(self._fast, self._inner.poll, self._callbacks)
             if type(self).produce is MuteProducer.produce:  # a subclass overriding produce() keeps its own
@@ -248,38 +245,6 @@ class MuteProducer:
                 )
                 thread.start()
                 self._threads.append(thread)
-
-    def _build_fast_path(self, default: DefaultMutingPartitioner | None) -> Any:
-        """The C fast path: produce() and delivery reports for healthy topics without a Python frame.
-
-        It covers what the Python fast path in :meth:`produce` covers -- the built-in partitioner's keyed
-        placement and its sticky choice for unkeyed messages (when its clock is the real monotonic clock) -- and
-        hands every other call to :meth:`produce` itself.
-        """
-        assert accel.fastpath is not None
-        chooser = default.chooser if default is not None else None
-        picker = None
-        if self._sticky is not None and chooser is not None and getattr(chooser, "_clock", None) is time.monotonic:
-            picker = chooser.pick
-        key_mode = _KEY_MODES.get(self._partitioner_name, "KP_NONE") if default is not None else "KP_NONE"
-        return accel.fastpath.FastPath(
-            inner_produce=self._inner.produce,
-            inner_poll=self._inner.poll,
-            snapshots=self._snapshots,
-            tallies=self._tracker.topics,
-            holds=self._holds,
-            slow_produce=MuteProducer.produce.__get__(self),
-            on_report=self._reports.on_report,
-            queue=self._callbacks,
-            picker=picker,
-            default_cb=self._user_on_delivery,
-            counts=self._tracker.totals,
-            key_mode=getattr(accel.fastpath, key_mode),
-            only_errors=int(self._only_errors),
-            sticky_bytes=int(getattr(chooser, "_sticky_bytes", 0) or 0),
-            linger_s=float(getattr(chooser, "_linger_s", 0.0) or 0.0),
-            inline_poll_every=_INLINE_POLL_EVERY * 4,
-        )
 
     # -- construction from YAML ------------------------------------------------------------------------
 
@@ -431,40 +396,6 @@ class MuteProducer:
         reason: str | None = self._manager.state()["topics"].get(topic, {}).get(partition, {}).get("reason")
         return reason
 
-    def produce_batch(
-        self,
-        topic: str,
-        messages: list[dict[str, Any]],
-        partition: int = -1,
-        callback: DeliveryCallback | None = None,
-        on_delivery: DeliveryCallback | None = None,
-    ) -> int:
-        """Produce a list of message dicts (``value``, ``key``, ``partition``, ``callback``) like
-        ``confluent_kafka.Producer.produce_batch``: returns how many were accepted; a rejected one gets an
-        ``_error`` entry (a ``KafkaError``). Every message is checked before any is sent (``TypeError`` for a
-        wrong type, ``NotImplementedError`` for a ``timestamp``); ``headers`` are checked, then dropped, as the
-        real client does."""
-        if not isinstance(topic, str):
-            raise TypeError(f"produce_batch() argument 'topic' must be str, not {type(topic).__name__}")
-        if not isinstance(partition, int):
-            raise TypeError(f"produce_batch() argument 'partition' must be int, not {type(partition).__name__}")
-        if not isinstance(messages, list):
-            raise TypeError("messages must be a list")
-        if not messages:
-            return 0
-        if self._closed:
-            raise compat.closed_error()
-        batch = compat.validate_batch(messages, partition, callback or on_delivery)
-        produce = self.produce
-        accepted = 0
-        for m, entry in zip(batch, messages, strict=True):
-            try:
-                produce(topic, m.value, m.key, m.partition, m.callback)
-            except (BufferError, KafkaException) as err:
-                entry["_error"] = compat.batch_error(compat.error_code(err))
-            else:
-                accepted += 1
-        return accepted
     @compat.surfaces_interrupts
     def poll(self, timeout: float | None = -1) -> int:
         """Serve queued delivery reports and callbacks; wait up to ``timeout`` s (-1/None: forever) for one.
@@ -530,48 +461,6 @@ class MuteProducer:
     def __bool__(self) -> bool:
         return True  # an empty producer is still a producer (len() would make it falsy)
 
-    # transactions: pass-through (muting never moves a message out of an open transaction: rescue is off)
-    def init_transactions(self, *args: Any, **kwargs: Any) -> None:
-        self._open_inner().init_transactions(*args, **kwargs)
-
-    def begin_transaction(self, *args: Any, **kwargs: Any) -> None:
-        self._open_inner().begin_transaction(*args, **kwargs)
-
-    def send_offsets_to_transaction(self, *args: Any, **kwargs: Any) -> None:
-        self._open_inner().send_offsets_to_transaction(*args, **kwargs)
-
-    def commit_transaction(self, *args: Any, **kwargs: Any) -> None:
-        self._open_inner().commit_transaction(*args, **kwargs)
-
-    def abort_transaction(self, *args: Any, **kwargs: Any) -> None:
-        self._open_inner().abort_transaction(*args, **kwargs)
-
-    def _open_inner(self) -> Any:
-        """The wrapped producer, or the real client's RuntimeError once closed."""
-        if self._closed:
-            raise compat.closed_error()
-        return self._inner
-
-    def _wrapped(self) -> Any:
-        """The wrapped producer for calls the real client still takes once closed (they raise there, with the
-        handle's own message); an instance whose __init__ never ran has none."""
-        inner = self.__dict__.get("_inner")
-        if inner is None:
-            raise RuntimeError("Handle has been closed")
-        return inner
-
-    def __getattr__(self, name: str) -> Any:
-        # Anything else confluent_kafka.Producer offers (set_sasl_credentials, ...) goes to the wrapped one.
-        if name.startswith("_"):
-            raise AttributeError(name)
-        return getattr(self._wrapped(), name)
-
-    def __enter__(self) -> MuteProducer:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     def close(self, timeout: float | None = None) -> bool:
         """Deliver what is still outstanding, stop mutepro's threads and destroy the wrapped producer; returns
         True, like ``confluent_kafka.Producer.close()``. Afterwards produce/poll/flush/purge and the transaction
@@ -615,79 +504,6 @@ class MuteProducer:
                 "were purged", RuntimeWarning, stacklevel=3,
             )
         self._callbacks.serve(0)  # the application's callbacks for the last reports, as the real close() runs
-
-    # -- mutepro's own API ---------------------------------------------------------------------------------
-
-    @property
-    def mute_manager(self) -> ProducerMuteManager:
-        """The :class:`ProducerMuteManager`: muted partitions and brokers, manual mute/unmute, state."""
-        return self._manager
-
-    def wait_for_topic(self, topic: str, timeout: float = 10.0) -> bool:
-        """Load ``topic``'s metadata (and, with a shared store, its mute state) before the first produce();
-        True once known. Without it, messages produced before the metadata arrives are partitioned by
-        librdkafka alone, blind to mutes (a fresh Spark worker would write its first rows to a partition
-        another worker muted)."""
-        deadline = time.monotonic() + timeout
-        if self._manager.snapshot(topic) is None:
-            self._core.wanted_topics.add(topic)
-        while not self._topic_ready(topic):
-            left = deadline - time.monotonic()
-            if left <= 0:
-                return False
-            self._stop.wait(min(_METADATA_POLL_S, left))
-        return True
-
-    def _topic_ready(self, topic: str) -> bool:
-        # Every partition in the snapshot: while ensure_topic() builds the partitions, a mute adopted from the
-        # shared store publishes a snapshot of the partitions built so far (the first one: none), in which
-        # unkeyed messages fall back to librdkafka's own partitioning, blind to the mute.
-        snap = self._manager.snapshot(topic)
-        tally = self._tracker.topics.get(topic)
-        return snap is not None and tally is not None and snap.partition_count == tally.count > 0
-
-    def outstanding(self, topic: str, partition: int) -> int:
-        """Messages of ``topic[partition]`` handed to librdkafka without a final report yet."""
-        return self._tracker.count(topic, partition)
-
-    def accumulated(self, topic: str, partition: int) -> int:
-        """Messages queued in librdkafka for the partition, not yet sent (from the latest statistics)."""
-        stats = self._driver_part.stats
-        ps = stats.partitions.get((topic, partition)) if stats is not None else None
-        return (ps.msgq_cnt + ps.xmit_msgq_cnt) if ps is not None else 0
-
-    def in_flight(self, topic: str, partition: int) -> int:
-        """Messages sent to the broker and awaiting its response (from the latest statistics)."""
-        stats = self._driver_part.stats
-        ps = stats.partitions.get((topic, partition)) if stats is not None else None
-        return ps.msgs_inflight if ps is not None else 0
-
-    def held(self, topic: str | None = None) -> int:
-        """Messages held by ``keyed_policy: hold`` (for ``topic``, or all)."""
-        return self._holding.held(topic)
-
-    def metrics(self) -> dict[str, Any]:
-        """Counters and per-partition state as a dict (what the Prometheus collector exports)."""
-        state = self._manager.state()
-        partitions: dict[str, dict[int, dict[str, Any]]] = {}
-        for topic, parts in state["topics"].items():
-            partitions[topic] = {
-                p: {**info, "outstanding": self._tracker.count(topic, p), "held": self._holding.held_at(topic, p)}
-                for p, info in parts.items()
-            }
-        return {
-            "counters": self.counters.as_dict(),
-            "partitions": partitions,
-            "muted": self._manager.muted_partitions(),
-            "muted_brokers": self._manager.muted_brokers(),
-            "held": self._holding.total,
-            "outstanding": self._tracker.total,
-        }
-
-    def __repr__(self) -> str:
-        return f"<MuteProducer {self.name} outstanding={self._tracker.total} muted={self._manager.muted_partitions()}>"
-
-    # -- routing (producer lock held) ----------------------------------------------------------------------
 
     def _policy_for(self, topic: str) -> TopicPolicy:
         policy = self._policy

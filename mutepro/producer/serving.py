@@ -21,11 +21,23 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
+from mutepro.partition.protocols import DefaultMutingPartitioner
+from mutepro.producer import accel
 from mutepro.producer.callbacks import CallbackQueue
+from mutepro.producer.tracker import OutstandingTracker
 
+# the built-in partitioner settings the C fast path places keyed messages for (others: the Python path)
+_KEY_MODES = {
+    "consistent": "KP_CONSISTENT",
+    "consistent_random": "KP_CONSISTENT_RANDOM",
+    "murmur2": "KP_MURMUR2",
+    "murmur2_random": "KP_MURMUR2_RANDOM",
+    "fnv1a": "KP_FNV1A",
+    "fnv1a_random": "KP_FNV1A_RANDOM",
+}
 _DIRECT_WAIT_S = 0.2  # a blocking poll() waits in librdkafka this long at a time (then checks the queue again)
 _QUIET_S = 1.0  # a rescue waits at most this long for other threads to leave librdkafka's poll
 
@@ -200,3 +212,41 @@ class DirectServing:
     def closed(self) -> None:
         # the C reporters refer back to the producer: dropped so that the wrapped handle can go
         self._fast.forget_reporters()
+
+
+def build_fast_path(
+    *, inner: Any, snapshots: Mapping[str, Any], tracker: OutstandingTracker, holds: Mapping[Any, Any],
+    slow_produce: Callable[..., None], on_report: Callable[[Any, int, Any, Any], None], callbacks: CallbackQueue,
+    default_cb: Any, only_errors: bool, default: DefaultMutingPartitioner | None, sticky: bool, partitioner_name: str,
+    inline_poll_every: int,
+) -> Any:
+    """The C fast path: produce() and delivery reports for healthy topics without a Python frame.
+
+    It covers what the Python fast path in ``MuteProducer.produce`` covers -- the built-in partitioner's keyed
+    placement and its sticky choice for unkeyed messages (when its clock is the real monotonic clock) -- and
+    hands every other call to ``slow_produce`` (MuteProducer.produce itself).
+    """
+    assert accel.fastpath is not None
+    chooser = default.chooser if default is not None else None
+    picker = None
+    if sticky and chooser is not None and chooser.clock is time.monotonic:
+        picker = chooser.pick
+    key_mode = _KEY_MODES.get(partitioner_name, "KP_NONE") if default is not None else "KP_NONE"
+    return accel.fastpath.FastPath(
+        inner_produce=inner.produce,
+        inner_poll=inner.poll,
+        snapshots=snapshots,
+        tallies=tracker.topics,
+        holds=holds,
+        slow_produce=slow_produce,
+        on_report=on_report,
+        queue=callbacks,
+        picker=picker,
+        default_cb=default_cb,
+        counts=tracker.totals,
+        key_mode=getattr(accel.fastpath, key_mode),
+        only_errors=int(only_errors),
+        sticky_bytes=int(chooser.sticky_bytes or 0) if chooser is not None else 0,
+        linger_s=float(chooser.linger_s or 0.0) if chooser is not None else 0.0,
+        inline_poll_every=inline_poll_every,
+    )
