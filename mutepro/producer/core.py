@@ -80,6 +80,8 @@ class Core:
         self.unassigned_topics: set[str] = set()
         # ... and those librdkafka has placed since: it knows them, so it places later unassigned sends at once
         self.placed_topics: set[str] = set()
+        # keyed reroutes since the last tick, (topic, home) -> {target: count}: one event per tick, not per message
+        self.reroutes: dict[tuple[str, int], dict[int, int]] = {}
 
     def reporter(self, cb: DeliveryCallback | None, kind: int) -> Reporter:
         """The delivery callback handed to librdkafka: one cached closure per (user callback, kind)."""

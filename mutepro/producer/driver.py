@@ -42,8 +42,6 @@ class Driver:
         self._user_error_cb = user_error_cb
         self._user_throttle_cb = user_throttle_cb
         self.stats: StatsSnapshot | None = None
-        # keyed reroutes since the last tick, (topic, home) -> {target: count}: one event per tick, not per message
-        self.reroutes: dict[tuple[str, int], dict[int, int]] = {}
         self._topic_checked: dict[str, float] = {}
         self._weights_at = 0.0
 
@@ -73,9 +71,9 @@ class Driver:
                     "messages_rescued", topic=topic, partition=origin, why=why, rescued=sum(targets.values()),
                     to_partitions=targets,
                 )
-        if self.reroutes:
+        if core.reroutes:
             with core.lock:
-                reroutes, self.reroutes = self.reroutes, {}
+                reroutes, core.reroutes = core.reroutes, {}
             for (topic, home), targets in reroutes.items():
                 log.info(
                     "partition_reroute", topic=topic, partition=home, broker=manager.leader(topic, home),

@@ -36,7 +36,6 @@ from mutepro.mute.manager import DetectorFactory, MuteEvent, ProducerMuteManager
 from mutepro.mute.store import BreakerStore, make_store
 from mutepro.partition.protocols import DefaultMutingPartitioner, HomePartitioner, MutingPartitioner
 from mutepro.partition.snapshot import TopicSnapshot
-from mutepro.partition.sticky import linger_from_config
 from mutepro.policy.effective import Policy
 from mutepro.policy.schema import TopicPolicy
 from mutepro.producer import accel, compat, options
@@ -44,13 +43,14 @@ from mutepro.producer.api import ClientPassthrough, MuteproApi
 from mutepro.producer.core import Clock, Core, GatedLock
 from mutepro.producer.driver import Driver
 from mutepro.producer.holds import HoldQueues
-from mutepro.producer.message import EXPLICIT, NORMAL, PROBE, UNCOUNTED, DeliveryCallback, OutMessage, keeping_headers
+from mutepro.producer.message import NORMAL, DeliveryCallback, keeping_headers
 from mutepro.producer.metrics import MuteproCollector, ProducerCounters, register_prometheus, unregister_prometheus
 from mutepro.producer.reports import ReportHandler
 from mutepro.producer.rescue import Rescuer
-from mutepro.producer.routing import Action, Router
+from mutepro.producer.routing import Router
 from mutepro.producer.serving import DirectServing, LockedServing, ReportServing, build_fast_path
-from mutepro.producer.tracker import UNASSIGNED, OutstandingTracker
+from mutepro.producer.slowpath import ClosedPath, SlowPath
+from mutepro.producer.tracker import OutstandingTracker
 
 log = get_logger("mutepro.producer")
 
@@ -91,6 +91,7 @@ class MuteProducer(ClientPassthrough, MuteproApi):
     _user_on_delivery: Any = None
     _snapshots: Mapping[str, TopicSnapshot] = MappingProxyType({})
     _lock = GatedLock()
+    _slow: SlowPath | ClosedPath = ClosedPath()
 
     def __init__(
         self,
@@ -136,14 +137,7 @@ class MuteProducer(ClientPassthrough, MuteproApi):
         self._policy = compat.adapt_slow_call(self._policy, compat.message_timeout_ms(conf))
         transactional = "transactional.id" in conf
         self._partitioner_name = str(conf.get("partitioner", "consistent_random"))
-        defaults = self._policy_for("")
-        self._partitioner: MutingPartitioner = partitioner or DefaultMutingPartitioner(
-            self._partitioner_name,
-            # librdkafka's batches go up to batch.size (1 MB by default): switching after Java's 16 KB would
-            # cut them to 32 messages of 512 B and cost ~25 % of the throughput
-            sticky_bytes=defaults.partitioner.sticky_bytes or int(conf.get("batch.size", 1_000_000)),
-            linger_s=linger_from_config(conf),
-        )
+        self._partitioner = partitioner or options.default_partitioner(conf, self._policy_for(""))
         self._home_of = self._partitioner.home_partition if isinstance(self._partitioner, HomePartitioner) else None
 
         if accelerate and not accel.available():
@@ -192,6 +186,7 @@ class MuteProducer(ClientPassthrough, MuteproApi):
         self._rescuer = Rescuer(
             core, self._router, self._holding, idempotent=options.is_idempotent(conf), transactional=transactional,
         )
+        self._slow = SlowPath(core, self._router, self._holding)
         self._reports = ReportHandler(core, self._rescuer, locked_by_poll=not native)
         core.make_reporter = self._reports.make_reporter
         self._reporters = core.reporters
@@ -324,7 +319,7 @@ class MuteProducer(ClientPassthrough, MuteproApi):
                     if self._since_poll >= _INLINE_POLL_EVERY:
                         self._serve_reports()
                     return
-            self._produce_slow(topic, value, key, partition, cb, timestamp, headers, snap)
+            self._slow.produce(topic, value, key, partition, cb, timestamp, headers, snap)
             self._since_poll += 1
             if self._since_poll >= _INLINE_POLL_EVERY:
                 self._serve_reports()
@@ -340,54 +335,6 @@ class MuteProducer(ClientPassthrough, MuteproApi):
         """
         self._since_poll = 0
         self._inner.poll(0)
-
-    def _produce_slow(
-        self, topic: str, value: Any, key: Any, partition: int, cb: DeliveryCallback | None, timestamp: int,
-        headers: Any, snap: TopicSnapshot | None,
-    ) -> None:
-        """Everything but the fast path: explicit partitions, unknown topics, muted partitions, held keys."""
-        if not isinstance(topic, str):
-            raise TypeError(f"topic must be a str, got {type(topic).__name__}")
-        if self._closed:
-            raise compat.closed_error()
-        core = self._core
-        if snap is None:
-            # Metadata not known yet: the driver thread loads it in the background; meanwhile librdkafka
-            # partitions the message exactly as the plain client would.
-            core.wanted_topics.add(topic)
-        try:
-            if partition is not None and partition != -1:
-                # as given, also when negative: librdkafka answers with the plain client's error (-1 alone means
-                # "choose for me")
-                core.send(topic, value, key, headers, timestamp, cb, partition, EXPLICIT)
-            elif snap is None:
-                if topic not in core.placed_topics:
-                    core.unassigned_topics.add(topic)
-                core.send(topic, value, key, headers, timestamp, cb, UNASSIGNED, UNCOUNTED)
-            else:
-                holding = self._holding
-                decision = self._router.route(
-                    topic, key, len(value) if value is not None else 0, snap, holding=bool(self._holds),
-                    held_before=holding.holds_before, outstanding=self._tracker.count,
-                )
-                if decision.action is Action.DISPATCH:
-                    if decision.kind & PROBE:
-                        self.counters.probes += 1
-                    core.send(topic, value, key, headers, timestamp, cb, decision.partition, decision.kind)
-                    if decision.rerouted_from >= 0:
-                        self.counters.rerouted += 1
-                        moves = self._driver_part.reroutes.setdefault((topic, decision.rerouted_from), {})
-                        moves[decision.partition] = moves.get(decision.partition, 0) + 1
-                elif decision.action is Action.HOLD:
-                    holding.hold(OutMessage(topic, value, key, headers, timestamp, cb), decision.partition)
-                else:
-                    assert decision.error is not None
-                    self.counters.muted_fail += 1
-                    core.fail(OutMessage(topic, value, key, headers, timestamp, cb), decision.error, decision.partition)
-        except BufferError:
-            self._totals.buffer_errors += 1
-            raise
-        self._totals.produced += 1
 
     def _grant_probe(self, topic: str, partition: int) -> bool:
         return self._manager.try_probe(topic, partition)
@@ -485,7 +432,7 @@ class MuteProducer(ClientPassthrough, MuteproApi):
         if left:
             # so that destroying the wrapped producer cannot wait any longer (its close() flushes forever)
             self.purge(in_queue=True, in_flight=True, blocking=True)
-        self._closed = True
+        self._closed = self._slow.closed = True
         self._serving.closing()
         self._stop.set()
         for thread in self._threads:
