@@ -403,7 +403,7 @@ class MuteProducer(ClientPassthrough, MuteproApi):
         has not run yet (like ``len(confluent_kafka.Producer)``); 0 once closed."""
         if self._closed:
             return 0
-        return self._tracker.total + len(self._holding) + len(self._callbacks)
+        return self._tracker.total + len(self._holding) + self._rescuer.in_hand + len(self._callbacks)
 
     def __bool__(self) -> bool:
         return True  # an empty producer is still a producer (len() would make it falsy)

@@ -61,6 +61,7 @@ class Rescuer:
         # A report outside a rescue belongs to whichever purged last.
         self.user_purge_at = float("-inf")
         self.rescue_purge_at = float("-inf")
+        self.in_hand = 0  # > 0 while a rescue holds messages taken back from librdkafka (see __len__ of MuteProducer)
         self.stragglers = 0  # purge reports of a rescue that reached us after it (see on_purged)
         # messages moved by rescues since the last tick, (topic, origin, why) -> {target: count}
         self.moves: dict[tuple[str, int, str], dict[int, int]] = {}
@@ -152,26 +153,33 @@ class Rescuer:
     def _purge_and_redispatch(self, moved: Moves) -> list[Any]:
         core = self._core
         with core.lock:
-            self.rescuing = True
-            self.batch = []
-            self.rescue_purge_at = core.clock()
+            # Between a purge report (its message no longer counted as outstanding) and the message's re-send, it
+            # is only here: len() must not reach 0 meanwhile, or a flush() on another thread (the C path's does
+            # not take the lock) returns before its callbacks ran.
+            self.in_hand = 1
             try:
-                core.inner.purge(in_queue=True, in_flight=False, blocking=True)
-                # drain until librdkafka has had a moment with nothing more to report (a report still on its way
-                # when the drain ends would be re-sent late, behind newer messages)
-                while core.inner.poll(_RESCUE_DRAIN_S) > 0:
-                    pass
+                self.rescuing = True
+                self.batch = []
+                self.rescue_purge_at = core.clock()
+                try:
+                    core.inner.purge(in_queue=True, in_flight=False, blocking=True)
+                    # drain until librdkafka has had a moment with nothing more to report (a report still on its
+                    # way when the drain ends would be re-sent late, behind newer messages)
+                    while core.inner.poll(_RESCUE_DRAIN_S) > 0:
+                        pass
+                finally:
+                    self.rescuing = False
+                batch, self.batch = in_enqueue_order(self.batch), []
+                held_back: dict[HoldKey, list[OutMessage]] = {}
+                for cb, kind, msg in batch:
+                    before = partition_of(msg)
+                    target = self.redispatch(cb, kind, msg, held_back)
+                    if target is not None and target != before:
+                        counts = moved.setdefault((topic_of(msg), before), {})
+                        counts[target] = counts.get(target, 0) + 1
+                self._holds.put_front(held_back)
             finally:
-                self.rescuing = False
-            batch, self.batch = in_enqueue_order(self.batch), []
-            held_back: dict[HoldKey, list[OutMessage]] = {}
-            for cb, kind, msg in batch:
-                before = partition_of(msg)
-                target = self.redispatch(cb, kind, msg, held_back)
-                if target is not None and target != before:
-                    counts = moved.setdefault((topic_of(msg), before), {})
-                    counts[target] = counts.get(target, 0) + 1
-            self._holds.put_front(held_back)
+                self.in_hand = 0
         return batch
 
     def redispatch(
