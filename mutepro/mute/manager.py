@@ -27,6 +27,7 @@ from mutepro.mute.breaker import BreakerState, MuteBreaker, PartitionKey, Transi
 from mutepro.mute.factory import build_detectors
 from mutepro.mute.store import BreakerStore, MemoryStore
 from mutepro.partition.snapshot import TopicSnapshot
+from mutepro.policy.runtime import runtime_of
 from mutepro.policy.schema import TopicPolicy
 
 log = get_logger("mutepro.producer")
@@ -87,7 +88,7 @@ class _Partition:
 
 
 class _Topic:
-    __slots__ = ("name", "partitions", "policy", "probing", "saturated", "slow_threshold_s", "snapshot")
+    __slots__ = ("name", "partitions", "policy", "probing", "runtime", "saturated", "snapshot")
 
     def __init__(self, name: str, policy: TopicPolicy) -> None:
         self.name = name
@@ -96,7 +97,7 @@ class _Topic:
         self.snapshot: TopicSnapshot | None = None
         self.probing: frozenset[int] = frozenset()
         self.saturated = False
-        self.slow_threshold_s = policy.slow_call.threshold_ms / 1000.0 if policy.slow_call.enabled else None
+        self.runtime = runtime_of(policy)
 
 
 class ProducerMuteManager:
@@ -324,7 +325,7 @@ class ProducerMuteManager:
                 det.record_many(calls, failures, slow, now)
                 continue
             # a custom detector without record_many: one synthetic report per call
-            threshold = t.slow_threshold_s or 0.0 if t is not None else 0.0
+            threshold = t.runtime.slow_threshold_s if t is not None and t.runtime.slow_call_enabled else 0.0
             for i in range(calls):
                 failed = i < failures
                 is_slow = i >= calls - slow
@@ -355,8 +356,8 @@ class ProducerMuteManager:
                         # A probe (or an older message) still undelivered past the slow threshold means the
                         # partition has not recovered: it reports nothing, so the probe would never fail on
                         # its own before message.timeout.ms. Re-open now, with backoff.
-                        limit = t.slow_threshold_s
-                        if limit is not None:
+                        limit = t.runtime.slow_threshold_s
+                        if t.runtime.slow_call_enabled:
                             age = load_of(name, p, now).oldest_age_s
                             if age is not None and age > limit:
                                 part.breaker.probe_result(False)
@@ -452,10 +453,11 @@ class ProducerMuteManager:
 
     def _new_partition(self, topic: str, partition: int, policy: TopicPolicy) -> _Partition:
         br = policy.breaker
+        rt = runtime_of(policy)
         breaker = MuteBreaker(
             PartitionKey(topic, partition),
-            retry_interval_s=br.retry_interval_ms / 1000.0,
-            max_retry_interval_s=br.max_retry_interval_ms / 1000.0,
+            retry_interval_s=rt.retry_interval_s,
+            max_retry_interval_s=rt.max_retry_interval_s,
             backoff_multiplier=br.backoff_multiplier,
             half_open_probes=br.half_open_probes,
             clock=self._clock,
@@ -554,7 +556,7 @@ class ProducerMuteManager:
                 log.warning("broker_muted", broker=broker, reason=verdict.describe(), **_plain(verdict.detail))
             only_counts = str(verdict.detail.get("cause", "")) == "bad_partitions"
             for t in self._topics.values():
-                grace = t.policy.breaker.retry_interval_ms / 1000.0
+                grace = t.runtime.retry_interval_s
                 for part in t.partitions.values():
                     if part.leader != broker or part.breaker.state is not BreakerState.CLOSED:
                         continue

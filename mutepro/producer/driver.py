@@ -15,6 +15,7 @@ from confluent_kafka import KafkaError, KafkaException
 
 from mutepro.detect.stats import StatsParseError, StatsSnapshot, parse_stats
 from mutepro.logs import get_logger
+from mutepro.policy.runtime import runtime_of
 from mutepro.producer.core import Core
 from mutepro.producer.holds import HoldQueues
 from mutepro.producer.rescue import Rescuer
@@ -98,8 +99,7 @@ class Driver:
             if tmd is None or tmd.error is not None or not tmd.partitions:
                 continue
             leaders = {p: pm.leader for p, pm in tmd.partitions.items()}
-            policy = core.policy_for(topic)
-            slow_s = policy.slow_call.threshold_ms / 1000.0 if policy.slow_call.enabled else float("inf")
+            slow_s = runtime_of(core.policy_for(topic)).slow_threshold_s
             with core.lock:
                 core.tracker.ensure(topic, len(tmd.partitions), slow_s)
             manager.ensure_topic(topic, len(tmd.partitions), leaders)

@@ -13,13 +13,18 @@ from mutepro.errors import ConfigError
 from mutepro.partition.protocols import DefaultMutingPartitioner
 from mutepro.partition.sticky import linger_from_config
 from mutepro.policy.effective import Policy
-from mutepro.policy.schema import TopicPolicy
+from mutepro.policy.schema import (
+    DEFAULT_MESSAGE_TIMEOUT_MS,
+    DEFAULT_QUEUE_MAX_KBYTES,
+    DEFAULT_QUEUE_MAX_MESSAGES,
+    TopicPolicy,
+)
 
-#: librdkafka's defaults for the settings mutepro reads (``CONFIGURATION.md``).
+#: librdkafka's defaults for the settings mutepro reads (``CONFIGURATION.md``; the numbers live in the schema).
 LIBRDKAFKA_DEFAULTS = {
-    "queue.buffering.max.messages": 100_000,
-    "queue.buffering.max.kbytes": 1_048_576,
-    "message.timeout.ms": 300_000,
+    "queue.buffering.max.messages": DEFAULT_QUEUE_MAX_MESSAGES,
+    "queue.buffering.max.kbytes": DEFAULT_QUEUE_MAX_KBYTES,
+    "message.timeout.ms": DEFAULT_MESSAGE_TIMEOUT_MS,
 }
 
 
