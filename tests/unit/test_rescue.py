@@ -127,3 +127,26 @@ class TestTimedOutResend:
         h.producer.poll(0)
         assert len(h.fake.sent) == 1 and [c for c, _ in h.reports] == [KafkaError._MSG_TIMED_OUT]
         h.close()
+
+
+@pytest.mark.parametrize("accelerate", PATHS)
+def test_len_never_reaches_zero_while_a_rescue_holds_the_purged_messages(accelerate: bool) -> None:
+    """Between a purge report and its message's re-send the message is only in the rescue's hands: len() stays
+    above 0 all along, so a flush() on another thread cannot return before the re-sent messages' callbacks."""
+    h = Harness(accelerate)
+    for i in range(5):
+        h.producer.produce(TOPIC, f"{i}".encode(), partition=0, on_delivery=h.callback)
+    seen: list[int] = []
+    poll = h.fake.poll
+
+    def watching_poll(timeout: float | None = None) -> int:
+        served = poll(timeout)
+        seen.append(len(h.producer))
+        return served
+
+    h.fake.poll = watching_poll  # type: ignore[method-assign]
+    h.producer.mute_manager.mute(TOPIC, 3)
+    h.tick()
+    assert h.fake.purges and seen and min(seen) > 0
+    assert h.values(0) == [b"0", b"1", b"2", b"3", b"4"]
+    h.close()
