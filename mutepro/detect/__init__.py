@@ -10,7 +10,7 @@ from mutepro.detect.broker import BrokerDetector
 from mutepro.detect.congestion import CongestionDetector
 from mutepro.detect.failure_rate import FailureRateDetector
 from mutepro.detect.model import Delivery, MuteReason, PartitionLoad, Verdict
-from mutepro.detect.protocols import BrokerHealthDetector, PartitionDetector
+from mutepro.detect.protocols import BrokerHealthDetector, BulkPartitionDetector, PartitionDetector
 from mutepro.detect.slow_call import SlowCallDetector
 from mutepro.detect.stats import BrokerStats, PartitionStats, StatsParseError, StatsSnapshot, parse_stats
 from mutepro.detect.window import CountWindow, SlidingWindow, TimeWindow, WindowStats, make_window
@@ -19,6 +19,7 @@ __all__ = [
     "BrokerDetector",
     "BrokerHealthDetector",
     "BrokerStats",
+    "BulkPartitionDetector",
     "CongestionDetector",
     "CountWindow",
     "Delivery",

@@ -13,10 +13,8 @@ from mutepro.detect.stats import StatsSnapshot
 class PartitionDetector(Protocol):
     """Judges one partition. One instance per partition, so it may keep per-partition state (a window).
 
-    Optional: ``record_many(calls, failures, slow, now)`` takes a tick's tally of reports at once (the producer
-    counts reports per partition with plain integers and hands them over every 50 ms tick; ``slow`` of them were
-    slower than the topic's ``slow_call.threshold_ms``). A detector without it gets one :meth:`record` call per
-    report instead; every built-in detector has it.
+    A detector that also implements :class:`BulkPartitionDetector` (``record_many``) gets a tick's tally at once;
+    one without it gets one :meth:`record` call per report instead; every built-in detector has it.
     """
 
     name: str
@@ -31,6 +29,17 @@ class PartitionDetector(Protocol):
 
     def reset(self) -> None:
         """Forget the past: called when the partition is unmuted so it starts with a fresh window."""
+        ...
+
+
+@runtime_checkable
+class BulkPartitionDetector(PartitionDetector, Protocol):
+    """A :class:`PartitionDetector` that takes a tick's tally of reports at once: the producer counts reports per
+    partition with plain integers and hands them over every tick (50 ms); ``slow`` of them were slower than the
+    topic's ``slow_call.threshold_ms``."""
+
+    def record_many(self, calls: int, failures: int, slow: int, now: float) -> None:
+        """Take ``calls`` final reports of this partition at once, ``failures`` of them failed."""
         ...
 
 

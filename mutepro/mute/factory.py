@@ -7,26 +7,23 @@ from mutepro.detect.failure_rate import FailureRateDetector
 from mutepro.detect.protocols import PartitionDetector
 from mutepro.detect.slow_call import SlowCallDetector
 from mutepro.detect.window import make_window
+from mutepro.policy.runtime import runtime_of
 from mutepro.policy.schema import TopicPolicy
 
 
 def build_detectors(topic: str, policy: TopicPolicy) -> list[PartitionDetector]:
     """The enabled built-in detectors, cheapest check first (congestion is a comparison, slow-call a bisect)."""
     detectors: list[PartitionDetector] = []
+    rt = runtime_of(policy)
     if policy.congestion.enabled:
         c = policy.congestion
-        detectors.append(CongestionDetector(c.max_buffer_share_pct / 100.0, c.min_messages, c.min_age_ms / 1000.0))
-    if policy.slow_call.enabled:
+        detectors.append(CongestionDetector(rt.congestion_max_share, c.min_messages, rt.congestion_min_age_s))
+    if rt.slow_call_enabled:
         s = policy.slow_call
-        detectors.append(
-            SlowCallDetector(
-                s.threshold_ms / 1000.0, s.rate_threshold_pct / 100.0, make_window(s.window.type, s.window.size),
-                s.minimum_calls,
-            )
-        )
+        window = make_window(s.window.type, s.window.size)
+        detectors.append(SlowCallDetector(rt.slow_threshold_s, rt.slow_rate, window, s.minimum_calls))
     if policy.failure_rate.enabled:
         f = policy.failure_rate
-        detectors.append(
-            FailureRateDetector(make_window(f.window.type, f.window.size), f.minimum_calls, f.threshold_pct / 100.0)
-        )
+        window = make_window(f.window.type, f.window.size)
+        detectors.append(FailureRateDetector(window, f.minimum_calls, rt.failure_rate))
     return detectors

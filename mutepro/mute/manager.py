@@ -12,91 +12,32 @@ from __future__ import annotations
 import statistics
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from enum import StrEnum
-from typing import Any, overload
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from mutepro.detect.broker import BrokerDetector
 from mutepro.detect.model import Delivery, MuteReason, PartitionLoad, Verdict
-from mutepro.detect.protocols import PartitionDetector
+from mutepro.detect.protocols import BulkPartitionDetector, PartitionDetector
 from mutepro.detect.stats import StatsSnapshot
 from mutepro.errors import ConfigError
 from mutepro.logs import get_logger
 from mutepro.mute.breaker import BreakerState, MuteBreaker, PartitionKey, Transition
+from mutepro.mute.events import Figure, MuteEvent, MuteEventKind, opened_partitions
 from mutepro.mute.factory import build_detectors
+from mutepro.mute.records import PartitionRecord, TopicRecord, since_reset
 from mutepro.mute.store import BreakerStore, MemoryStore
 from mutepro.partition.snapshot import TopicSnapshot
+from mutepro.policy.runtime import runtime_of
 from mutepro.policy.schema import TopicPolicy
 
 log = get_logger("mutepro.producer")
 
+#: re-exported: MuteEvent and its kinds were always importable from here
+__all__ = ["DetectorFactory", "LoadReader", "MuteEvent", "MuteEventKind", "ProducerMuteManager", "opened_partitions"]
+
 Clock = Callable[[], float]
 DetectorFactory = Callable[[str, TopicPolicy], list[PartitionDetector]]
 LoadReader = Callable[[str, int, float], PartitionLoad]
-#: one figure of a verdict's or an event's detail
-Figure = float | int | str
-
-
-class MuteEventKind(StrEnum):
-    """What a :class:`MuteEvent` announces (a ``str`` enum: ``event.kind == "mute"`` keeps working)."""
-
-    MUTE = "mute"  # closed -> open (or forced open)
-    REMUTE = "remute"  # a probe failed: half-open -> open, with a longer wait
-    PROBE = "probe"  # the wait is over: open -> half-open, probe messages may go
-    UNMUTE = "unmute"  # -> closed (probes passed, released, or the leader moved)
-
-    @property
-    def muted(self) -> bool:
-        """True for the kinds after which the partition takes no traffic."""
-        return self in (MuteEventKind.MUTE, MuteEventKind.REMUTE)
-
-
-@dataclass(frozen=True)
-class MuteEvent:
-    """One mute/unmute/probe decision, as logged and counted. ``reason`` is the verdict's (a
-    :class:`~mutepro.detect.model.MuteReason` or a custom detector's name), or the kind itself for unmute/probe."""
-
-    kind: MuteEventKind
-    topic: str
-    partition: int
-    broker: int | None
-    reason: str
-    detail: Mapping[str, Figure]
-    at: float
-
-
-class _Partition:
-    __slots__ = (
-        "breaker", "closed_at", "detectors", "forced_by", "fresh_since", "leader", "muted_leader", "partition"
-    )
-
-    def __init__(self, partition: int, breaker: MuteBreaker, detectors: list[PartitionDetector]) -> None:
-        self.partition = partition
-        self.breaker = breaker
-        self.detectors = detectors
-        self.leader = -1
-        self.muted_leader = -1
-        # The broker whose manual mute (mute_broker) forced this partition open; None for a partition muted by
-        # hand on its own, so unmute_broker does not lift a mute the user asked for separately.
-        self.forced_by: int | None = None
-        # When the breaker was reset (leader moved, unmuted by hand): messages sent before it are still in flight
-        # to the old leader and are not the new leader's doing (see _since_reset). None once they are all gone.
-        self.fresh_since: float | None = None
-        self.closed_at: float | None = None  # when probes last closed the breaker
-
-
-class _Topic:
-    __slots__ = ("name", "partitions", "policy", "probing", "saturated", "slow_threshold_s", "snapshot")
-
-    def __init__(self, name: str, policy: TopicPolicy) -> None:
-        self.name = name
-        self.policy = policy
-        self.partitions: dict[int, _Partition] = {}
-        self.snapshot: TopicSnapshot | None = None
-        self.probing: frozenset[int] = frozenset()
-        self.saturated = False
-        self.slow_threshold_s = policy.slow_call.threshold_ms / 1000.0 if policy.slow_call.enabled else None
 
 
 class ProducerMuteManager:
@@ -125,7 +66,7 @@ class ProducerMuteManager:
         self._store = store if store is not None else MemoryStore()
         self._detector_factory = detector_factory
         self._on_event = on_event
-        self._topics: dict[str, _Topic] = {}
+        self._topics: dict[str, TopicRecord] = {}
         #: topic -> current immutable snapshot, swapped whole (read lock-free by producing threads)
         self.snapshots: dict[str, TopicSnapshot] = {}
         self._lock = threading.RLock()
@@ -290,7 +231,7 @@ class ProducerMuteManager:
         with self._lock:
             t = self._topics.get(topic)
             if t is None:
-                t = _Topic(topic, self._policy_for(topic))
+                t = TopicRecord(topic, self._policy_for(topic))
                 self._topics[topic] = t
             for p in range(partition_count):
                 if p not in t.partitions:
@@ -320,12 +261,11 @@ class ProducerMuteManager:
         if part is None:
             return
         for det in part.detectors:
-            bulk = getattr(det, "record_many", None)
-            if bulk is not None:
-                bulk(calls, failures, slow, now)
+            if isinstance(det, BulkPartitionDetector):
+                det.record_many(calls, failures, slow, now)
                 continue
             # a custom detector without record_many: one synthetic report per call
-            threshold = t.slow_threshold_s or 0.0 if t is not None else 0.0
+            threshold = t.runtime.slow_threshold_s if t is not None and t.runtime.slow_call_enabled else 0.0
             for i in range(calls):
                 failed = i < failures
                 is_slow = i >= calls - slow
@@ -345,7 +285,7 @@ class ProducerMuteManager:
         muted per leader and at librdkafka's broker statistics and mutes every partition of a bad broker.
         """
         now = self._clock()
-        verdicts: list[tuple[_Topic, _Partition, Verdict]] = []
+        verdicts: list[tuple[TopicRecord, PartitionRecord, Verdict]] = []
         with self._lock:
             for name, t in list(self._topics.items()):
                 closed_outstanding: dict[int, int] = {}
@@ -356,8 +296,8 @@ class ProducerMuteManager:
                         # A probe (or an older message) still undelivered past the slow threshold means the
                         # partition has not recovered: it reports nothing, so the probe would never fail on
                         # its own before message.timeout.ms. Re-open now, with backoff.
-                        limit = t.slow_threshold_s
-                        if limit is not None:
+                        limit = t.runtime.slow_threshold_s
+                        if t.runtime.slow_call_enabled:
                             age = load_of(name, p, now).oldest_age_s
                             if age is not None and age > limit:
                                 part.breaker.probe_result(False)
@@ -367,7 +307,7 @@ class ProducerMuteManager:
                     load = load_of(name, p, now)
                     closed_outstanding[p] = load.outstanding
                     if part.fresh_since is not None:
-                        load = _since_reset(part, load, now)
+                        load = since_reset(part, load, now)
                     for det in part.detectors:
                         verdict = det.check(load, now)
                         if verdict is not None:
@@ -382,7 +322,8 @@ class ProducerMuteManager:
             return opened
 
     def _apply_verdicts(
-        self, t: _Topic, verdicts: list[tuple[_Topic, _Partition, Verdict]], outstanding: Mapping[int, int]
+        self, t: TopicRecord, verdicts: list[tuple[TopicRecord, PartitionRecord, Verdict]],
+        outstanding: Mapping[int, int],
     ) -> None:
         """Trip the breakers, unless slow calls are everywhere: that is the producer or the whole cluster
         saturated, not a bad partition, and muting would only shuffle load around.
@@ -440,7 +381,7 @@ class ProducerMuteManager:
 
     # -- internals -------------------------------------------------------------------------------------
 
-    def _require(self, topic: str, partition: int) -> _Partition:
+    def _require(self, topic: str, partition: int) -> PartitionRecord:
         t = self._topics.get(topic)
         part = t.partitions.get(partition) if t is not None else None
         if part is None:
@@ -451,12 +392,13 @@ class ProducerMuteManager:
             )
         return part
 
-    def _new_partition(self, topic: str, partition: int, policy: TopicPolicy) -> _Partition:
+    def _new_partition(self, topic: str, partition: int, policy: TopicPolicy) -> PartitionRecord:
         br = policy.breaker
+        rt = runtime_of(policy)
         breaker = MuteBreaker(
             PartitionKey(topic, partition),
-            retry_interval_s=br.retry_interval_ms / 1000.0,
-            max_retry_interval_s=br.max_retry_interval_ms / 1000.0,
+            retry_interval_s=rt.retry_interval_s,
+            max_retry_interval_s=rt.max_retry_interval_s,
             backoff_multiplier=br.backoff_multiplier,
             half_open_probes=br.half_open_probes,
             clock=self._clock,
@@ -466,9 +408,9 @@ class ProducerMuteManager:
             sync_interval_s=1.0,
         )
         breaker.tick()  # adopt a state other processes already published (shared store)
-        return _Partition(partition, breaker, self._detector_factory(topic, policy))
+        return PartitionRecord(partition, breaker, self._detector_factory(topic, policy))
 
-    def _replace_breaker(self, topic: str, part: _Partition, why: str) -> None:
+    def _replace_breaker(self, topic: str, part: PartitionRecord, why: str) -> None:
         """A fresh CLOSED breaker and fresh windows (leadership moved, or unmuted by hand)."""
         old = part.breaker.snapshot()
         t = self._topics[topic]
@@ -488,7 +430,7 @@ class ProducerMuteManager:
         part.detectors = fresh.detectors
         self._emit(MuteEventKind.UNMUTE, topic, part.partition, part.leader, why, {"previous_state": old.state.value})
 
-    def _trip(self, t: _Topic, part: _Partition, verdict: Verdict) -> None:
+    def _trip(self, t: TopicRecord, part: PartitionRecord, verdict: Verdict) -> None:
         part.muted_leader = part.leader
         part.fresh_since = None
         if part.breaker.trip(verdict):
@@ -501,7 +443,7 @@ class ProducerMuteManager:
         if key not in self._pending_open:
             self._pending_open.append(key)
 
-    def _apply_leaders(self, t: _Topic, leaders: Mapping[int, int]) -> None:
+    def _apply_leaders(self, t: TopicRecord, leaders: Mapping[int, int]) -> None:
         for p, leader in leaders.items():
             part = t.partitions.get(p)
             if part is None or leader == part.leader:
@@ -524,7 +466,7 @@ class ProducerMuteManager:
                 self._replace_breaker(t.name, part, f"leader_moved {previous}->{leader}")
         self._rebuild(t.name)
 
-    def _force_for_broker(self, t: _Topic, part: _Partition, broker_id: int) -> None:
+    def _force_for_broker(self, t: TopicRecord, part: PartitionRecord, broker_id: int) -> None:
         if part.breaker.state is BreakerState.FORCED_OPEN:
             return  # already muted by hand (for this broker or on its own): keep who asked for it
         part.muted_leader = broker_id
@@ -555,7 +497,7 @@ class ProducerMuteManager:
                 log.warning("broker_muted", broker=broker, reason=verdict.describe(), **_plain(verdict.detail))
             only_counts = str(verdict.detail.get("cause", "")) == "bad_partitions"
             for t in self._topics.values():
-                grace = t.policy.breaker.retry_interval_ms / 1000.0
+                grace = t.runtime.retry_interval_s
                 for part in t.partitions.values():
                     if part.leader != broker or part.breaker.state is not BreakerState.CLOSED:
                         continue
@@ -637,57 +579,6 @@ class ProducerMuteManager:
             self._on_event(event)
 
 
-def _since_reset(part: _Partition, load: PartitionLoad, now: float) -> PartitionLoad:
-    """The load as the partition's fresh detectors should see it: without the messages sent before the reset.
-
-    A stalled leader keeps its in-flight requests until librdkafka's request.timeout.ms (30 s by default)
-    before they are retried to the new leader. Judged with them, a partition unmuted because its leadership
-    moved would be re-muted (stalled, blamed on the healthy new leader) at the very next tick. Example: reset
-    at t=100, now t=100.6, ages 1.6 (sent before) and 0.4 -> oldest 0.4, nothing stuck past a 1 s threshold.
-    Counts and bytes stay whole: the old messages still fill the producer's buffer (congestion is real).
-    """
-    assert part.fresh_since is not None
-    window = now - part.fresh_since
-    if load.oldest_age_s is None or load.oldest_age_s <= window:
-        part.fresh_since = None  # every message sent before the reset has its report
-        return load
-    # ages are oldest first: skip the prefix older than the reset with one bisection, keep a view of the rest
-    older = load.count_older_than(window)
-    ages = _Tail(load.ages_s, older)
-    return PartitionLoad(
-        load.outstanding, load.outstanding_bytes, ages[0] if len(ages) else None, load.buffer_max_messages,
-        load.buffer_max_bytes, ages,
-    )
-
-
-class _Tail(Sequence[float]):
-    """``seq[start:]`` as a view (no copy of a possibly long sequence of ages)."""
-
-    __slots__ = ("_seq", "_start")
-
-    def __init__(self, seq: Sequence[float], start: int) -> None:
-        self._seq = seq
-        self._start = start
-
-    def __len__(self) -> int:
-        return max(0, len(self._seq) - self._start)
-
-    @overload
-    def __getitem__(self, i: int) -> float: ...
-
-    @overload
-    def __getitem__(self, i: slice) -> list[float]: ...
-
-    def __getitem__(self, i: int | slice) -> float | list[float]:
-        if isinstance(i, slice):
-            return [self[j] for j in range(*i.indices(len(self)))]
-        if i < 0:
-            i += len(self)
-        if not 0 <= i < len(self):
-            raise IndexError(i)
-        return self._seq[self._start + i]
-
-
 def _zero(topic: str, partition: int) -> int:
     return 0
 
@@ -695,8 +586,3 @@ def _zero(topic: str, partition: int) -> int:
 def _plain(detail: Mapping[str, Figure]) -> dict[str, Figure]:
     reserved = {"event", "topic", "partition", "broker", "reason", "level", "timestamp"}
     return {(f"detail_{k}" if k in reserved else k): v for k, v in detail.items()}
-
-
-def opened_partitions(events: Iterable[MuteEvent]) -> list[PartitionKey]:
-    """The (topic, partition) pairs an event list says were muted, in order (a test and metrics helper)."""
-    return [PartitionKey(e.topic, e.partition) for e in events if e.kind.muted]

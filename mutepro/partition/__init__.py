@@ -8,7 +8,7 @@ these functions on its ``produce`` hot path.
 from __future__ import annotations
 
 from mutepro.partition.hashing import PARTITIONERS, crc32_hash, fnv1a_hash, key_partitioner, murmur2_hash
-from mutepro.partition.protocols import DefaultMutingPartitioner, MuteView, MutingPartitioner
+from mutepro.partition.protocols import DefaultMutingPartitioner, HomePartitioner, MuteView, MutingPartitioner
 from mutepro.partition.reroute import reroute_partition
 from mutepro.partition.snapshot import TopicSnapshot
 from mutepro.partition.sticky import StickyChooser, linger_from_config
@@ -16,6 +16,7 @@ from mutepro.partition.sticky import StickyChooser, linger_from_config
 __all__ = [
     "PARTITIONERS",
     "DefaultMutingPartitioner",
+    "HomePartitioner",
     "MuteView",
     "MutingPartitioner",
     "StickyChooser",

@@ -54,6 +54,17 @@ class MutingPartitioner(Protocol):
         ...
 
 
+@runtime_checkable
+class HomePartitioner(MutingPartitioner, Protocol):
+    """A :class:`MutingPartitioner` that can name a key's home partition without a snapshot (the built-in one).
+    The producer then places healthy keyed messages with one call and applies the keyed policy itself; a
+    partitioner without it is asked :meth:`partition` for every message."""
+
+    def home_partition(self, key: bytes | None, partition_count: int) -> int | None:
+        """The key's partition when every partition is writable (None: no key, or no fixed home)."""
+        ...
+
+
 class DefaultMutingPartitioner:
     """The built-in partitioner: keys -> librdkafka's ``partitioner`` (home); the rest -> sticky over
     writable.

@@ -68,6 +68,20 @@ class StickyChooser:
         self._clock = clock
         self._state: dict[str, _Stick] = {}
 
+    @property
+    def clock(self) -> Callable[[], float]:
+        """The clock the linger deadline is read from (the C fast path picks only on the real monotonic one)."""
+        return self._clock
+
+    @property
+    def sticky_bytes(self) -> int:
+        """Bytes after which the sticky partition changes (0: only the linger deadline)."""
+        return self._sticky_bytes
+
+    @property
+    def linger_s(self) -> float:
+        return self._linger_s
+
     def choose(self, snap: TopicSnapshot, nbytes: int) -> int | None:
         """The partition for an unkeyed message of ``nbytes`` bytes, or ``None`` if nothing is writable."""
         stick = self._state.get(snap.topic)

@@ -37,29 +37,48 @@ class ClientLimits:
 def client_limits(client: Mapping[str, Any], source: Source) -> tuple[ClientLimits, list[Translated]]:
     """Read the limits from ``client`` (ints or numeric strings); unreadable values become issues."""
     issues: list[Translated] = []
-    values: dict[str, tuple[int, str]] = {}
-    for group, keys in (("timeout", TIMEOUT_KEYS), ("queue", QUEUE_KEYS)):
-        for key in keys:
-            if key not in client:
-                continue
-            number = _as_int(client[key])
-            if number is None or number < 0:
-                path: KeyPath = ("client", key)
-                issues.append(
-                    Translated(
-                        path,
-                        "client_int",
-                        source.issue(path, expected="a whole number >= 0", message=f"{key} must be a whole number"),
-                    )
+    for key, number in _limit_values(client):
+        if number is None:
+            path: KeyPath = ("client", key)
+            issues.append(
+                Translated(
+                    path,
+                    "client_int",
+                    source.issue(path, expected="a whole number >= 0", message=f"{key} must be a whole number"),
                 )
-            else:
-                values[group] = (number, key)
+            )
+    return limits_of(client), issues
+
+
+def limits_of(client: Mapping[str, Any]) -> ClientLimits:
+    """The limits of a librdkafka config (the defaults for what it does not set or sets unreadably). As in
+    librdkafka, where both ``message.timeout.ms`` and its alias are set, the later one in the dict wins."""
     limits = ClientLimits()
-    if "timeout" in values:
-        limits = ClientLimits(values["timeout"][0], values["timeout"][1], limits.queue_max_messages, limits.queue_key)
-    if "queue" in values:
-        limits = ClientLimits(limits.message_timeout_ms, limits.timeout_key, *values["queue"])
-    return limits, issues
+    for key, number in _limit_values(client):
+        if number is None:
+            continue
+        if key in TIMEOUT_KEYS:
+            limits = ClientLimits(number, key, limits.queue_max_messages, limits.queue_key)
+        else:
+            limits = ClientLimits(limits.message_timeout_ms, limits.timeout_key, number, key)
+    return limits
+
+
+def slow_call_out_of_reach(policy: TopicPolicy, limits: ClientLimits) -> bool:
+    """True when no message can be slow before it times out: the slow-call rule is on and its threshold is not
+    below ``message.timeout.ms`` (``0`` is librdkafka's "no timeout": every threshold can be crossed)."""
+    timeout = limits.message_timeout_ms
+    return policy.slow_call.enabled and timeout > 0 and policy.slow_call.threshold_ms >= timeout
+
+
+def _limit_values(client: Mapping[str, Any]) -> list[tuple[str, int | None]]:
+    """``(key, value)`` of each limit ``client`` sets, in the dict's order (None: not a whole number >= 0)."""
+    values: list[tuple[str, int | None]] = []
+    for key, raw in client.items():
+        if key in TIMEOUT_KEYS or key in QUEUE_KEYS:
+            number = _as_int(raw)
+            values.append((key, number if number is not None and number >= 0 else None))
+    return values
 
 
 def check_topic_policy(policy: TopicPolicy, limits: ClientLimits, source: Source, prefix: KeyPath) -> list[Translated]:
@@ -67,7 +86,7 @@ def check_topic_policy(policy: TopicPolicy, limits: ClientLimits, source: Source
     issues: list[Translated] = []
     threshold = policy.slow_call.threshold_ms
     timeout = limits.message_timeout_ms
-    if policy.slow_call.enabled and timeout > 0 and threshold >= timeout:
+    if slow_call_out_of_reach(policy, limits):
         relative: KeyPath = ("slow_call", "threshold_ms")
         issues.append(
             Translated(

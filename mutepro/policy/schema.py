@@ -63,6 +63,8 @@ WindowType = Literal["count", "time"]
 DEFAULT_MESSAGE_TIMEOUT_MS = 300_000
 #: librdkafka's default ``queue.buffering.max.messages``.
 DEFAULT_QUEUE_MAX_MESSAGES = 100_000
+#: librdkafka's default ``queue.buffering.max.kbytes`` (1 GB).
+DEFAULT_QUEUE_MAX_KBYTES = 1_048_576
 
 
 def cross_field_error(field: str, expected: str, found: str, message: str) -> PydanticCustomError:

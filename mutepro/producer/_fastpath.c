@@ -1281,7 +1281,7 @@ PyMODINIT_FUNC PyInit__fastpath(void) {
     INTERN(S_callback, "callback");
     INTERN(S_value, "value");
     INTERN(S_key, "key");
-    INTERN(S_waiters, "_waiters");
+    INTERN(S_waiters, "waiters");
     INTERN(S_wake, "wake");
     INTERN(S_extend, "extend");
     INTERN(S_set_headers, "set_headers");

@@ -43,7 +43,9 @@ class CallbackQueue:
         # entries after it from inside itself (one nested call per entry would recurse through the whole queue,
         # and with a plain lock it deadlocked); the enclosing serve() runs them next, in order
         self._local = threading.local()
-        self._waiters = 0  # threads blocked in wait()/serve(); put() only takes the lock when there are some
+        #: threads blocked in wait()/serve() (public: the C fast path reads it after appending a report); put()
+        #: only takes the lock when there are some
+        self.waiters = 0
 
     def __len__(self) -> int:
         # rounded up: an entry half popped by a server on another thread still counts until it has run
@@ -54,23 +56,23 @@ class CallbackQueue:
         return getattr(self._local, "serving", False)
 
     def has_waiters(self) -> bool:
-        return self._waiters > 0
+        return self.waiters > 0
 
     def put_report(self, cb: Callable[..., Any] | None, msg: Any) -> None:
         """A successful delivery report for ``cb`` (None: nothing to call, only wake waiters)."""
         if cb is not None:
             self._items.extend((_REPORT, cb, msg))
-        if self._waiters:
+        if self.waiters:
             self.wake()
 
     def put(self, fn: Callable[..., Any], *args: Any) -> None:
         self._items.extend((_CALL, fn, args))
-        if self._waiters:
+        if self.waiters:
             self.wake()
 
     def wake(self) -> None:
         """Wake waiters without an item (something else they wait for changed, e.g. outstanding reached 0)."""
-        if self._waiters:
+        if self.waiters:
             with self._cond:
                 self._cond.notify_all()
 
@@ -78,11 +80,11 @@ class CallbackQueue:
         """Block until an item is queued, :meth:`wake` is called, or ``timeout_s`` passes."""
         with self._cond:
             if not self._items:
-                self._waiters += 1
+                self.waiters += 1
                 try:
                     self._cond.wait(_SLICE_S if timeout_s is None else min(timeout_s, _SLICE_S))
                 finally:
-                    self._waiters -= 1
+                    self.waiters -= 1
 
     def serve(self, timeout_s: float | None = 0.0) -> int:
         """Run queued callbacks on this thread, waiting up to ``timeout_s`` (``None`` = forever) for the first.
@@ -104,11 +106,11 @@ class CallbackQueue:
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
                     return 0
-                self._waiters += 1
+                self.waiters += 1
                 try:
                     self._cond.wait(_SLICE_S if remaining is None else min(remaining, _SLICE_S))
                 finally:
-                    self._waiters -= 1
+                    self.waiters -= 1
         with self._serving:
             self._local.serving = True
             try:

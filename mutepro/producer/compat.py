@@ -16,6 +16,7 @@ from typing import Any, TypeVar
 
 from confluent_kafka import KafkaError
 
+from mutepro.policy.checks import ClientLimits, limits_of, slow_call_out_of_reach
 from mutepro.policy.effective import Policy
 from mutepro.policy.schema import TopicPolicy
 
@@ -48,12 +49,9 @@ def config_from_args(config: Any, kwargs: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def message_timeout_ms(conf: Mapping[str, Any]) -> int:
-    """librdkafka's ``message.timeout.ms`` (alias ``delivery.timeout.ms``); 0 means no timeout."""
-    raw = conf.get("message.timeout.ms", conf.get("delivery.timeout.ms", 300_000))
-    try:
-        return int(raw)
-    except (TypeError, ValueError):
-        return 300_000  # librdkafka accepted it (it validated first), so it is a form int() does not read
+    """librdkafka's ``message.timeout.ms`` (alias ``delivery.timeout.ms``); 0 means no timeout. Read as
+    ``mutepro config check`` reads it (:func:`mutepro.policy.checks.limits_of`)."""
+    return limits_of(conf).message_timeout_ms
 
 
 def adapt_slow_call(policy: Policy | TopicPolicy, timeout_ms: int) -> Policy | TopicPolicy:
@@ -63,11 +61,13 @@ def adapt_slow_call(policy: Policy | TopicPolicy, timeout_ms: int) -> Policy | T
     Every config the real client takes must work (``message.timeout.ms: 10`` in tests, ``0`` for "never time
     out"), so this adapts instead of refusing; it says so once, on the ``mutepro.producer`` logger.
     """
+    limits = ClientLimits(message_timeout_ms=timeout_ms)
     if timeout_ms <= 0:
         return policy  # no timeout: any threshold can be crossed
 
     def adapt(tp: TopicPolicy) -> TopicPolicy:
-        if not tp.slow_call.enabled or tp.slow_call.threshold_ms < timeout_ms:
+        # the same rule ``mutepro config check`` reports (there as an issue: a drop-in must accept the config)
+        if not slow_call_out_of_reach(tp, limits):
             return tp
         return tp.model_copy(update={"slow_call": tp.slow_call.model_copy(update={"enabled": False})})
 

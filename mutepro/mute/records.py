@@ -1,0 +1,98 @@
+"""The mute manager's per-topic and per-partition records (breaker, detectors, leader, snapshot), and the load a
+freshly reset partition's detectors see."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import overload
+
+from mutepro.detect.model import PartitionLoad
+from mutepro.detect.protocols import PartitionDetector
+from mutepro.mute.breaker import MuteBreaker
+from mutepro.partition.snapshot import TopicSnapshot
+from mutepro.policy.runtime import runtime_of
+from mutepro.policy.schema import TopicPolicy
+
+
+class PartitionRecord:
+    __slots__ = (
+        "breaker", "closed_at", "detectors", "forced_by", "fresh_since", "leader", "muted_leader", "partition"
+    )
+
+    def __init__(self, partition: int, breaker: MuteBreaker, detectors: list[PartitionDetector]) -> None:
+        self.partition = partition
+        self.breaker = breaker
+        self.detectors = detectors
+        self.leader = -1
+        self.muted_leader = -1
+        # The broker whose manual mute (mute_broker) forced this partition open; None for a partition muted by
+        # hand on its own, so unmute_broker does not lift a mute the user asked for separately.
+        self.forced_by: int | None = None
+        # When the breaker was reset (leader moved, unmuted by hand): messages sent before it are still in flight
+        # to the old leader and are not the new leader's doing (see since_reset). None once they are all gone.
+        self.fresh_since: float | None = None
+        self.closed_at: float | None = None  # when probes last closed the breaker
+
+
+class TopicRecord:
+    __slots__ = ("name", "partitions", "policy", "probing", "runtime", "saturated", "snapshot")
+
+    def __init__(self, name: str, policy: TopicPolicy) -> None:
+        self.name = name
+        self.policy = policy
+        self.partitions: dict[int, PartitionRecord] = {}
+        self.snapshot: TopicSnapshot | None = None
+        self.probing: frozenset[int] = frozenset()
+        self.saturated = False
+        self.runtime = runtime_of(policy)
+
+
+def since_reset(part: PartitionRecord, load: PartitionLoad, now: float) -> PartitionLoad:
+    """The load as the partition's fresh detectors should see it: without the messages sent before the reset.
+
+    A stalled leader keeps its in-flight requests until librdkafka's request.timeout.ms (30 s by default)
+    before they are retried to the new leader. Judged with them, a partition unmuted because its leadership
+    moved would be re-muted (stalled, blamed on the healthy new leader) at the very next tick. Example: reset
+    at t=100, now t=100.6, ages 1.6 (sent before) and 0.4 -> oldest 0.4, nothing stuck past a 1 s threshold.
+    Counts and bytes stay whole: the old messages still fill the producer's buffer (congestion is real).
+    """
+    assert part.fresh_since is not None
+    window = now - part.fresh_since
+    if load.oldest_age_s is None or load.oldest_age_s <= window:
+        part.fresh_since = None  # every message sent before the reset has its report
+        return load
+    # ages are oldest first: skip the prefix older than the reset with one bisection, keep a view of the rest
+    older = load.count_older_than(window)
+    ages = Tail(load.ages_s, older)
+    return PartitionLoad(
+        load.outstanding, load.outstanding_bytes, ages[0] if len(ages) else None, load.buffer_max_messages,
+        load.buffer_max_bytes, ages,
+    )
+
+
+class Tail(Sequence[float]):
+    """``seq[start:]`` as a view (no copy of a possibly long sequence of ages)."""
+
+    __slots__ = ("_seq", "_start")
+
+    def __init__(self, seq: Sequence[float], start: int) -> None:
+        self._seq = seq
+        self._start = start
+
+    def __len__(self) -> int:
+        return max(0, len(self._seq) - self._start)
+
+    @overload
+    def __getitem__(self, i: int) -> float: ...
+
+    @overload
+    def __getitem__(self, i: slice) -> list[float]: ...
+
+    def __getitem__(self, i: int | slice) -> float | list[float]:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        if i < 0:
+            i += len(self)
+        if not 0 <= i < len(self):
+            raise IndexError(i)
+        return self._seq[self._start + i]

@@ -1,0 +1,351 @@
+"""The breaker's states and its transition table (data), used by :class:`~mutepro.mute.breaker.MuteBreaker`.
+
+Each state is one small immutable class holding its own data (:class:`Open`: the verdict, when it opened, opens in
+a row, the wait and ``retry_at``; :class:`HalfOpen`: its probes; :class:`Closed`: its probation) and saying how it
+reacts to an event; :data:`TRANSITIONS` is the ``(state, event) -> state`` table. See the breaker module for the
+state machine as a whole.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
+from enum import StrEnum
+from types import MappingProxyType
+from typing import ClassVar, NamedTuple
+
+from mutepro.detect.model import Verdict
+
+
+class BreakerState(StrEnum):
+    """Where a breaker stands; only CLOSED lets messages through."""
+
+    CLOSED = "closed"
+    OPEN = "open"
+    HALF_OPEN = "half_open"
+    FORCED_OPEN = "forced_open"
+
+
+class BreakerEvent(StrEnum):
+    """What can happen to a breaker; :data:`TRANSITIONS` says where each leads from each state."""
+
+    TRIP = "trip"  # a detector verdict
+    RETRY_DUE = "retry_due"  # the open wait elapsed
+    PROBES_PASSED = "probes_passed"  # half_open_probes probes succeeded
+    PROBE_FAILED = "probe_failed"
+    FORCE = "force"  # manual mute
+    RELEASE = "release"  # manual unmute
+    ADOPT_CLOSED = "adopt_closed"  # another process's newer record, by its state
+    ADOPT_OPEN = "adopt_open"
+    ADOPT_HALF_OPEN = "adopt_half_open"
+    ADOPT_FORCED_OPEN = "adopt_forced_open"
+
+
+_ADOPT = {
+    BreakerState.CLOSED: BreakerEvent.ADOPT_CLOSED,
+    BreakerState.OPEN: BreakerEvent.ADOPT_OPEN,
+    BreakerState.HALF_OPEN: BreakerEvent.ADOPT_HALF_OPEN,
+    BreakerState.FORCED_OPEN: BreakerEvent.ADOPT_FORCED_OPEN,
+}
+
+
+def _table() -> Mapping[tuple[BreakerState, BreakerEvent], BreakerState]:
+    s, e = BreakerState, BreakerEvent
+    table = {
+        (s.CLOSED, e.TRIP): s.OPEN,
+        (s.HALF_OPEN, e.TRIP): s.OPEN,
+        (s.OPEN, e.RETRY_DUE): s.HALF_OPEN,
+        (s.HALF_OPEN, e.PROBES_PASSED): s.CLOSED,
+        (s.HALF_OPEN, e.PROBE_FAILED): s.OPEN,
+        (s.CLOSED, e.FORCE): s.FORCED_OPEN,
+        (s.OPEN, e.FORCE): s.FORCED_OPEN,
+        (s.HALF_OPEN, e.FORCE): s.FORCED_OPEN,
+        (s.FORCED_OPEN, e.RELEASE): s.CLOSED,
+    }
+    # Another process's record can move a breaker from any state to any other.
+    for source in BreakerState:
+        for target, event in _ADOPT.items():
+            if source is not target:
+                table[(source, event)] = target
+    return MappingProxyType(table)
+
+
+TRANSITIONS: Mapping[tuple[BreakerState, BreakerEvent], BreakerState] = _table()
+
+
+class PartitionKey(NamedTuple):
+    """The partition a breaker guards, as a value: ``key.topic``, ``key.partition``, or unpacked as a pair.
+
+    ``str(key)`` (``"orders/3"``) is the breaker's name and its key in the shared store; it is written, never
+    parsed back.
+    """
+
+    topic: str
+    partition: int
+
+    def __str__(self) -> str:
+        return f"{self.topic}/{self.partition}"
+
+
+@dataclass(frozen=True)
+class Transition:
+    """One state change, as passed to ``on_transition``. ``at`` is on the breaker's monotonic clock; ``key`` is the
+    breaker's partition when it was built for one (``None`` for a breaker built with a plain name)."""
+
+    name: str
+    source: BreakerState
+    target: BreakerState
+    at: float
+    reason: Verdict | None
+    remote: bool = False  # adopted from another process's record
+    key: PartitionKey | None = None
+
+
+@dataclass(frozen=True)
+class BreakerSnapshot:
+    """An immutable view of one breaker. ``opens`` counts consecutive opens since it was last closed."""
+
+    name: str
+    state: BreakerState
+    reason: Verdict | None
+    opened_at: float | None
+    retry_at: float | None
+    opens: int
+
+    @property
+    def writable(self) -> bool:
+        """Only a closed breaker lets messages through."""
+        return self.state is BreakerState.CLOSED
+
+
+# -- the states, each with its own data -----------------------------------------------------------------------
+
+
+class Timing(NamedTuple):
+    """The breaker's configured waits, which a state needs to compute the next one."""
+
+    retry_interval_s: float
+    max_retry_interval_s: float
+    backoff_multiplier: float
+    half_open_probes: int
+
+    def backed_off(self, interval: float) -> float:
+        """The next wait after ``interval``: multiplied, capped (5 s x 2 -> 10 s, ..., at most the cap)."""
+        return min(interval * self.backoff_multiplier, self.max_retry_interval_s)
+
+
+class Probation(NamedTuple):
+    """After probes closed the breaker: until when a trip continues the backoff, and from where."""
+
+    until: float
+    opens: int
+    interval: float
+
+
+@dataclass(frozen=True)
+class State:
+    """What a breaker in one state knows and how it reacts. Immutable: a change of data is a new state object
+    (the breaker swaps it under its lock), so a state never writes to the breaker."""
+
+    state: ClassVar[BreakerState]
+    writable: ClassVar[bool] = False
+
+    # the wait the breaker uses (or last used) in OPEN, after backoff; every state carries it for the record
+    interval: float
+
+    @property
+    def reason(self) -> Verdict | None:
+        return None
+
+    @property
+    def opened_at(self) -> float | None:
+        return None
+
+    @property
+    def retry_at(self) -> float | None:
+        return None
+
+    @property
+    def opens(self) -> int:
+        return 0
+
+    @property
+    def probes_in_flight(self) -> int:
+        return 0
+
+    def on_trip(self) -> BreakerEvent | None:
+        return None
+
+    def on_tick(self, now: float) -> BreakerEvent | None:
+        return None
+
+    def try_probe(self, timing: Timing) -> State | None:
+        """The state after granting one probe, or None when no probe may go."""
+        return None
+
+    def on_probe_result(self, ok: bool, timing: Timing) -> tuple[BreakerEvent | None, State]:
+        return None, self  # a late result after the breaker moved on: ignored
+
+    def on_force(self) -> BreakerEvent | None:
+        return BreakerEvent.FORCE
+
+    def on_release(self) -> BreakerEvent | None:
+        return None
+
+
+@dataclass(frozen=True)
+class Closed(State):
+    """Writable; a trip opens it. ``probation`` is set when probes closed it (see the module docstring)."""
+
+    state = BreakerState.CLOSED
+    writable = True
+
+    probation: Probation | None = None
+
+    def on_trip(self) -> BreakerEvent | None:
+        return BreakerEvent.TRIP
+
+    @classmethod
+    def entered(cls, source: State, now: float, timing: Timing) -> Closed:
+        if isinstance(source, HalfOpen):
+            # closed by its probes: on probation for as long as it last waited
+            return cls(timing.retry_interval_s, Probation(now + source.interval, source.opens, source.interval))
+        return cls(timing.retry_interval_s)
+
+
+@dataclass(frozen=True)
+class _Muted(State):
+    """The data every not-writable state has: why, since when, and how many opens in a row."""
+
+    why: Verdict | None
+    since: float | None
+    count: int
+
+    @property
+    def reason(self) -> Verdict | None:
+        return self.why
+
+    @property
+    def opened_at(self) -> float | None:
+        return self.since
+
+    @property
+    def opens(self) -> int:
+        return self.count
+
+
+@dataclass(frozen=True)
+class Open(_Muted):
+    """Muted until ``retry_at``; trips are ignored (already open)."""
+
+    state = BreakerState.OPEN
+
+    until: float | None
+
+    @property
+    def retry_at(self) -> float | None:
+        return self.until
+
+    def on_tick(self, now: float) -> BreakerEvent | None:
+        return BreakerEvent.RETRY_DUE if self.until is not None and now >= self.until else None
+
+    @classmethod
+    def entered(cls, source: State, now: float, reason: Verdict | None, timing: Timing) -> Open:
+        if isinstance(source, HalfOpen):
+            # Failed again after a retry: wait longer. 5 s x 2 -> 10 s, ..., capped at max_retry_interval_s.
+            opens, interval = source.opens + 1, timing.backed_off(source.interval)
+        elif isinstance(source, Closed) and source.probation is not None and now < source.probation.until:
+            # Tripped again while on probation: as if its probes had failed. Worked numbers, retry 2 s x 2: a
+            # limp closes it at t=22.8 after a 2 s wait, it trips at 23.6 (< 24.8): this time it waits 4 s.
+            opens, interval = source.probation.opens + 1, timing.backed_off(source.probation.interval)
+        else:
+            opens, interval = 1, timing.retry_interval_s
+        why = reason if reason is not None else source.reason  # a probe failure keeps the verdict that opened it
+        return cls(interval, why, now, opens, now + interval)
+
+
+@dataclass(frozen=True)
+class HalfOpen(_Muted):
+    """Not writable, but lets up to ``half_open_probes`` probes through."""
+
+    state = BreakerState.HALF_OPEN
+
+    in_flight: int = 0
+    successes: int = 0
+
+    @property
+    def probes_in_flight(self) -> int:
+        return self.in_flight
+
+    def on_trip(self) -> BreakerEvent | None:
+        return BreakerEvent.TRIP
+
+    def try_probe(self, timing: Timing) -> State | None:
+        # Grant at most half_open_probes in total: successes already in plus probes still in flight.
+        if self.successes + self.in_flight >= timing.half_open_probes:
+            return None
+        return replace(self, in_flight=self.in_flight + 1)
+
+    def on_probe_result(self, ok: bool, timing: Timing) -> tuple[BreakerEvent | None, State]:
+        in_flight = max(0, self.in_flight - 1)
+        if not ok:
+            return BreakerEvent.PROBE_FAILED, replace(self, in_flight=in_flight)
+        after = replace(self, in_flight=in_flight, successes=self.successes + 1)
+        return (BreakerEvent.PROBES_PASSED if after.successes >= timing.half_open_probes else None), after
+
+    @classmethod
+    def entered(cls, source: State) -> HalfOpen:
+        return cls(source.interval, source.reason, source.opened_at, source.opens)
+
+
+@dataclass(frozen=True)
+class ForcedOpen(_Muted):
+    """Manually muted: ignores trips, ticks and probes; only ``release`` closes it."""
+
+    state = BreakerState.FORCED_OPEN
+
+    def on_force(self) -> BreakerEvent | None:
+        return None
+
+    def on_release(self) -> BreakerEvent | None:
+        return BreakerEvent.RELEASE
+
+    @classmethod
+    def entered(cls, source: State, now: float, reason: Verdict | None) -> ForcedOpen:
+        return cls(source.interval, reason, now, source.opens)
+
+
+def entered_state(target: BreakerState, source: State, now: float, reason: Verdict | None, timing: Timing) -> State:
+    """The state a transition to ``target`` lands in, built from the state it leaves."""
+    if target is BreakerState.CLOSED:
+        return Closed.entered(source, now, timing)
+    if target is BreakerState.OPEN:
+        return Open.entered(source, now, reason, timing)
+    if target is BreakerState.HALF_OPEN:
+        return HalfOpen.entered(source)
+    return ForcedOpen.entered(source, now, reason)
+
+
+def adopted_state(
+    target: BreakerState,
+    current: State,
+    reason: Verdict | None,
+    opened_at: float | None,
+    retry_at: float | None,
+    opens: int,
+    interval: float,
+) -> State:
+    """The state another process's record describes (same state: its probes in flight are kept)."""
+    if target is BreakerState.CLOSED:
+        probation = current.probation if isinstance(current, Closed) else None
+        return Closed(interval, probation)
+    if target is BreakerState.OPEN:
+        return Open(interval, reason, opened_at, opens, retry_at)
+    if target is BreakerState.HALF_OPEN:
+        if isinstance(current, HalfOpen):
+            return replace(current, interval=interval, why=reason, since=opened_at, count=opens)
+        return HalfOpen(interval, reason, opened_at, opens)
+    return ForcedOpen(interval, reason, opened_at, opens)
+
+
+# -- the breaker ---------------------------------------------------------------------------------

@@ -1,0 +1,61 @@
+"""A topic policy's values in the units the runtime uses, computed once (:func:`runtime_of`).
+
+The schema speaks the policy file's language (milliseconds, percentages, ``enabled`` flags); detectors, breakers
+and the producer take seconds and fractions. This is the one place that converts: ms -> s, pct -> fraction, and
+one "disabled" marker for the slow-call threshold (``math.inf``: no delivery is ever slower than it).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from mutepro.policy.schema import TopicPolicy
+
+#: the slow-call threshold of a topic whose slow-call rule is off
+NO_SLOW_THRESHOLD = math.inf
+
+
+@dataclass(frozen=True, slots=True)
+class TopicRuntime:
+    """The runtime values of one :class:`~mutepro.policy.schema.TopicPolicy` (already validated)."""
+
+    #: a delivery slower than this (s) is slow; ``NO_SLOW_THRESHOLD`` when the slow-call rule is off
+    slow_threshold_s: float
+    slow_rate: float  # fraction of slow deliveries that mutes
+    failure_rate: float  # fraction of failed deliveries that mutes
+    congestion_max_share: float  # fraction of the producer's buffer one partition may hold
+    congestion_min_age_s: float
+    retry_interval_s: float
+    max_retry_interval_s: float
+
+    @property
+    def slow_call_enabled(self) -> bool:
+        return self.slow_threshold_s != NO_SLOW_THRESHOLD
+
+    @classmethod
+    def of(cls, policy: TopicPolicy) -> TopicRuntime:
+        return cls(
+            slow_threshold_s=policy.slow_call.threshold_ms / 1000.0 if policy.slow_call.enabled else NO_SLOW_THRESHOLD,
+            slow_rate=policy.slow_call.rate_threshold_pct / 100.0,
+            failure_rate=policy.failure_rate.threshold_pct / 100.0,
+            congestion_max_share=policy.congestion.max_buffer_share_pct / 100.0,
+            congestion_min_age_s=policy.congestion.min_age_ms / 1000.0,
+            retry_interval_s=policy.breaker.retry_interval_ms / 1000.0,
+            max_retry_interval_s=policy.breaker.max_retry_interval_ms / 1000.0,
+        )
+
+
+_cache: dict[int, tuple[TopicPolicy, TopicRuntime]] = {}
+
+
+def runtime_of(policy: TopicPolicy) -> TopicRuntime:
+    """The runtime values of ``policy``, built once per policy object (policies are immutable)."""
+    hit = _cache.get(id(policy))
+    if hit is not None and hit[0] is policy:
+        return hit[1]
+    runtime = TopicRuntime.of(policy)
+    if len(_cache) >= 4096:  # policies are few and long-lived; a process that builds many must not grow this
+        _cache.clear()
+    _cache[id(policy)] = (policy, runtime)
+    return runtime

@@ -1,0 +1,139 @@
+"""What every part of MuteProducer shares: the wrapped client, the lock, the counts, and the one way a message is
+handed to librdkafka (:meth:`Core.dispatch`) or failed without it (:meth:`Core.fail`).
+
+The parts (:mod:`~mutepro.producer.routing`, :mod:`~mutepro.producer.holds`, :mod:`~mutepro.producer.rescue`,
+:mod:`~mutepro.producer.reports`, :mod:`~mutepro.producer.driver`) each keep their own state and reach each
+other only through the ``Core`` they are given, so each can be built and tested alone.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from confluent_kafka import KafkaError
+
+from mutepro.mute.manager import ProducerMuteManager
+from mutepro.policy.schema import TopicPolicy
+from mutepro.producer.callbacks import CallbackQueue
+from mutepro.producer.message import UNCOUNTED, DeliveryCallback, OutMessage, Reporter, keeping_headers
+from mutepro.producer.metrics import ProducerCounters
+from mutepro.producer.tracker import OutstandingTracker
+
+Clock = Callable[[], float]
+_REPORTER_CACHE = 512
+
+
+class GatedLock:
+    """The producer lock. While it is held, the C fast path's ``gate`` is raised, so a produce() on another
+    thread takes the Python path (and waits for the lock there) instead of counting while Python code is in
+    the middle of reading or changing the same counters."""
+
+    __slots__ = ("_lock", "fast")
+
+    def __init__(self) -> None:
+        self._lock = threading.RLock()
+        self.fast: Any = None
+
+    def __enter__(self) -> None:
+        self._lock.acquire()
+        if self.fast is not None:
+            self.fast.gate += 1
+
+    def __exit__(self, *exc: object) -> None:
+        if self.fast is not None:
+            self.fast.gate -= 1
+        self._lock.release()
+
+
+class Core:
+    """The shared state of one MuteProducer (see the module docstring)."""
+
+    def __init__(
+        self, *, inner: Any, clock: Clock, tracker: OutstandingTracker, counters: ProducerCounters,
+        manager: ProducerMuteManager, policy_for: Callable[[str], TopicPolicy], only_errors: bool,
+    ) -> None:
+        self.inner = inner
+        self.clock = clock
+        self.lock = GatedLock()
+        self.tracker = tracker
+        # the per-message totals (produced/delivered/buffer_errors) are bumped on this object directly: going
+        # through ProducerCounters' attribute forwarding would cost two Python calls per message
+        self.totals = tracker.totals
+        self.counters = counters
+        self.manager = manager
+        self.policy_for = policy_for
+        self.only_errors = only_errors
+        self.callbacks = CallbackQueue()
+        self.reporters: dict[tuple[Any, int], Reporter] = {}
+        # set once the report handler exists: (cb, kind) -> the closure handed to librdkafka
+        self.make_reporter: Callable[[DeliveryCallback | None, int], Reporter] = _no_reporter
+        # Topics produced to before their metadata was known: the driver loads it in the background.
+        self.wanted_topics: set[str] = set()
+        # Topics with messages left to librdkafka's partitioner (sent before their metadata was known) and no
+        # report yet showing librdkafka placed them. Their messages wait in librdkafka's unassigned queue until
+        # ITS metadata arrives; a message sent meanwhile with an explicit partition (ours) could reach the
+        # partition's queue first and be written before older ones of the same key (seen: a key's sequences
+        # 35-40 written after 41-42, at start). librdkafka places the whole unassigned queue at once, so the first
+        # report of such a message with a partition shows the way is clear: only then is the topic routed here.
+        self.unassigned_topics: set[str] = set()
+        # ... and those librdkafka has placed since: it knows them, so it places later unassigned sends at once
+        self.placed_topics: set[str] = set()
+        # keyed reroutes since the last tick, (topic, home) -> {target: count}: one event per tick, not per message
+        self.reroutes: dict[tuple[str, int], dict[int, int]] = {}
+
+    def reporter(self, cb: DeliveryCallback | None, kind: int) -> Reporter:
+        """The delivery callback handed to librdkafka: one cached closure per (user callback, kind)."""
+        try:
+            return self.reporters[(cb, kind)]
+        except KeyError:
+            pass
+        except TypeError:  # an unhashable callable: no caching
+            return self.make_reporter(cb, kind)
+        reporter = self.make_reporter(cb, kind)
+        if len(self.reporters) >= _REPORTER_CACHE:
+            self.reporters.clear()  # applications that pass a fresh lambda per message must not grow this
+        self.reporters[(cb, kind)] = reporter
+        return reporter
+
+    def dispatch(self, m: OutMessage, partition: int, kind: int) -> None:
+        """Hand one message to librdkafka for ``partition`` (UNASSIGNED: librdkafka's partitioner) and count it."""
+        self.send(m.topic, m.value, m.key, m.headers, m.timestamp, m.callback, partition, kind)
+
+    def send(
+        self, topic: str, value: Any, key: Any, headers: Any, timestamp: int, cb: DeliveryCallback | None,
+        partition: int, kind: int,
+    ) -> None:
+        """:meth:`dispatch` for a message not (yet) wrapped in an :class:`OutMessage` (the produce() path)."""
+        tally = self.tracker.topics.get(topic) if partition >= 0 else None
+        counted = tally is not None and partition < tally.count
+        if not counted:
+            kind |= UNCOUNTED
+        try:
+            reporter = self.reporters[(cb, kind)]
+        except (KeyError, TypeError):
+            reporter = self.reporter(cb, kind)
+        if headers is not None:
+            reporter = keeping_headers(reporter, headers)
+        self.inner.produce(
+            topic, value, key, partition=partition, on_delivery=reporter, timestamp=timestamp, headers=headers
+        )
+        self.totals.sent_total += 1
+        if counted:
+            assert tally is not None
+            tally.sent[partition] += 1
+            if value is not None:
+                tally.sent_bytes[partition] += len(value)
+
+    def fail(self, m: OutMessage, error: KafkaError, partition: int) -> None:
+        """Give a message that never reached librdkafka its final, failed report now (served by poll)."""
+        self.counters.failed += 1
+        if m.callback is not None:
+            self.callbacks.put(m.callback, error, m.failed_report(error, partition))
+        else:
+            self.callbacks.wake()
+
+
+def _no_reporter(cb: DeliveryCallback | None, kind: int) -> Reporter:
+    raise RuntimeError("Core.make_reporter was not set (the report handler is built after the core)")

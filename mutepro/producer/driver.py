@@ -1,0 +1,142 @@
+"""The driver: what MuteProducer's background threads do each round.
+
+Every tick (``tick_interval_s``, 50 ms by default) :meth:`Driver.tick` serves pending delivery reports, feeds the
+partition tallies to the mute manager (its detectors and breakers), rescues the queues of newly muted partitions,
+releases holds and re-sends, logs the moves, and refreshes the adaptive weights. :meth:`Driver.load_metadata`
+runs on its own thread (``list_topics()`` can block for its whole timeout while a broker is stalled). librdkafka's
+statistics, error and throttle callbacks land here too.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from confluent_kafka import KafkaError, KafkaException
+
+from mutepro.detect.stats import StatsParseError, StatsSnapshot, parse_stats
+from mutepro.logs import get_logger
+from mutepro.policy.runtime import runtime_of
+from mutepro.producer.core import Core
+from mutepro.producer.holds import HoldQueues
+from mutepro.producer.rescue import Rescuer
+from mutepro.producer.serving import ReportServing
+
+log = get_logger("mutepro.producer")
+
+_METADATA_REFRESH_S = 10.0
+_WEIGHTS_REFRESH_S = 0.1
+
+
+class Driver:
+    """The per-tick work and the metadata refresh of one producer (see the module docstring)."""
+
+    def __init__(
+        self, core: Core, holds: HoldQueues, rescuer: Rescuer, serving: ReportServing, *, name: str,
+        user_stats_cb: Any = None, user_error_cb: Any = None, user_throttle_cb: Any = None,
+    ) -> None:
+        self._core = core
+        self._holds = holds
+        self._rescuer = rescuer
+        self._name = name
+        self._serving = serving
+        self._user_stats_cb = user_stats_cb
+        self._user_error_cb = user_error_cb
+        self._user_throttle_cb = user_throttle_cb
+        self.stats: StatsSnapshot | None = None
+        self._topic_checked: dict[str, float] = {}
+        self._weights_at = 0.0
+
+    def tick(self, now: float) -> None:
+        core = self._core
+        tracker = core.tracker
+        manager = core.manager
+        # Judge only on served reports: a partition whose reports merely sit unserved must not look silent.
+        self._serving.serve_for_tick()
+        with core.lock:  # the C fast path counts on other threads: read-and-zero under the gate
+            tracker.checkpoint(now)
+            drained = list(tracker.drain())
+        for topic, p, calls, failures, slow in drained:
+            manager.record_many(topic, p, calls, failures, slow, now)
+        opened = manager.evaluate(tracker.load, self.stats)
+        if opened:
+            self._rescuer.rescue(opened)
+        if self._holds.queues:
+            self._holds.release()
+        if self._holds.retry:
+            self._holds.resend_retries()
+        if self._rescuer.moves:
+            with core.lock:
+                rescued, self._rescuer.moves = self._rescuer.moves, {}
+            for (topic, origin, why), targets in rescued.items():
+                log.debug(
+                    "messages_rescued", topic=topic, partition=origin, why=why, rescued=sum(targets.values()),
+                    to_partitions=targets,
+                )
+        if core.reroutes:
+            with core.lock:
+                reroutes, core.reroutes = core.reroutes, {}
+            for (topic, home), targets in reroutes.items():
+                log.info(
+                    "partition_reroute", topic=topic, partition=home, broker=manager.leader(topic, home),
+                    rerouted=sum(targets.values()), to_partitions=targets,
+                )
+        self._refresh_weights(now)
+
+    def load_metadata(self, now: float) -> None:
+        """Load the metadata of topics produced to before it was known, and refresh the known ones now and then."""
+        core = self._core
+        manager = core.manager
+        due = [t for t in manager.known_topics() if now - self._topic_checked.get(t, 0.0) > _METADATA_REFRESH_S]
+        wanted = [t for t in core.wanted_topics if t not in core.unassigned_topics]  # see Core.unassigned_topics
+        for topic in {*wanted, *due}:
+            self._topic_checked[topic] = now
+            try:
+                md = core.inner.list_topics(topic, timeout=1.0)
+            except KafkaException as err:
+                log.debug("metadata_unavailable", topic=topic, error=str(err))
+                continue
+            tmd = md.topics.get(topic)
+            if tmd is None or tmd.error is not None or not tmd.partitions:
+                continue
+            leaders = {p: pm.leader for p, pm in tmd.partitions.items()}
+            slow_s = runtime_of(core.policy_for(topic)).slow_threshold_s
+            with core.lock:
+                core.tracker.ensure(topic, len(tmd.partitions), slow_s)
+            manager.ensure_topic(topic, len(tmd.partitions), leaders)
+            core.wanted_topics.discard(topic)
+
+    def _refresh_weights(self, now: float) -> None:
+        if now - self._weights_at < _WEIGHTS_REFRESH_S:
+            return
+        self._weights_at = now
+        core = self._core
+        for topic in core.manager.known_topics():
+            if core.policy_for(topic).partitioner.adaptive:
+                core.manager.refresh_weights(topic, core.tracker.counts(topic))
+
+    # -- librdkafka callbacks (driver thread, inside inner.poll) -------------------------------------------
+
+    def on_stats(self, raw: str) -> None:
+        try:
+            snap = parse_stats(raw)
+        except StatsParseError as err:
+            log.debug("stats_unparsable", error=str(err))
+        else:
+            self.stats = snap
+            by_topic: dict[str, dict[int, int]] = {}
+            for (topic, p), ps in snap.partitions.items():
+                if ps.leader >= 0:
+                    by_topic.setdefault(topic, {})[p] = ps.leader
+            for topic, leaders in by_topic.items():
+                self._core.manager.update_leaders(topic, leaders)
+        if self._user_stats_cb is not None:
+            self._core.callbacks.put(self._user_stats_cb, raw)
+
+    def on_error(self, err: KafkaError) -> None:
+        log.warning("client_error", producer=self._name, error=str(err), code=err.code())
+        if self._user_error_cb is not None:
+            self._core.callbacks.put(self._user_error_cb, err)
+
+    def on_throttle(self, event: Any) -> None:
+        if self._user_throttle_cb is not None:
+            self._core.callbacks.put(self._user_throttle_cb, event)

@@ -1,0 +1,111 @@
+"""MuteProducer's construction inputs, read once: the policy argument, the application's callbacks taken out of
+the librdkafka config, and the librdkafka settings mutepro sizes itself by (with librdkafka's defaults, written
+down here only)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from mutepro.errors import ConfigError
+from mutepro.partition.protocols import DefaultMutingPartitioner
+from mutepro.partition.sticky import linger_from_config
+from mutepro.policy.effective import Policy
+from mutepro.policy.schema import (
+    DEFAULT_MESSAGE_TIMEOUT_MS,
+    DEFAULT_QUEUE_MAX_KBYTES,
+    DEFAULT_QUEUE_MAX_MESSAGES,
+    TopicPolicy,
+)
+
+#: librdkafka's defaults for the settings mutepro reads (``CONFIGURATION.md``; the numbers live in the schema).
+LIBRDKAFKA_DEFAULTS = {
+    "queue.buffering.max.messages": DEFAULT_QUEUE_MAX_MESSAGES,
+    "queue.buffering.max.kbytes": DEFAULT_QUEUE_MAX_KBYTES,
+    "message.timeout.ms": DEFAULT_MESSAGE_TIMEOUT_MS,
+}
+
+
+def coerce_policy(policy: Any) -> Policy | TopicPolicy:
+    """The ``policy=`` argument as a Policy or TopicPolicy (None: the defaults; a path or mapping: loaded)."""
+    if policy is None:
+        return TopicPolicy()
+    if isinstance(policy, Policy | TopicPolicy):
+        return policy
+    if isinstance(policy, Mapping | str | Path | os.PathLike):
+        from mutepro.policy.loader import load_policy
+
+        return load_policy(policy)
+    raise TypeError(
+        f"policy must be a Policy, a TopicPolicy, a path or a mapping (or None), got {type(policy).__name__}"
+    )
+
+
+def refuse_mutepro_keys(conf: Mapping[str, Any]) -> None:
+    bad = sorted(k for k in conf if k.startswith("mutepro."))
+    if bad:
+        raise ConfigError(
+            f"{bad[0]}: mutepro settings do not go in the librdkafka config dict; pass them as "
+            "MuteProducer(config, policy={...}) or in a YAML policy (MuteProducer.from_policy)"
+        )
+
+
+def check_tick(tick_interval_s: float) -> None:
+    if not 0.001 <= tick_interval_s <= 10:
+        raise ConfigError(
+            f"tick_interval_s: {tick_interval_s!r} is outside 0.001-10 s; the driver judges partitions once per "
+            "tick (default 0.05)"
+        )
+
+
+class UserCallbacks:
+    """The application's callbacks, taken out of the config (served from its poll(); ours go to librdkafka).
+
+    A value the real client refuses (not callable, not a bool) stays in the config, so the wrapped producer raises
+    exactly what confluent_kafka.Producer raises for it.
+    """
+
+    __slots__ = ("error_cb", "on_delivery", "only_errors", "stats_cb", "throttle_cb")
+
+    def __init__(self, conf: dict[str, Any]) -> None:
+        def take(key: str) -> Any:
+            value = conf.get(key)
+            return conf.pop(key, None) if value is None or callable(value) else None
+
+        self.on_delivery: Any = take("on_delivery")
+        self.error_cb: Any = take("error_cb")
+        self.stats_cb: Any = take("stats_cb")
+        self.throttle_cb: Any = take("throttle_cb")
+        only_errors = conf.get("delivery.report.only.error", False)
+        self.only_errors = only_errors is True
+        if isinstance(only_errors, bool):
+            conf.pop("delivery.report.only.error", None)
+
+
+def setting(conf: Mapping[str, Any], key: str) -> int:
+    """A numeric librdkafka setting, or librdkafka's default for it."""
+    try:
+        return int(conf.get(key, LIBRDKAFKA_DEFAULTS[key]))
+    except (TypeError, ValueError):  # a form librdkafka reads and int() does not
+        return LIBRDKAFKA_DEFAULTS[key]
+
+
+def is_idempotent(conf: Mapping[str, Any]) -> bool:
+    """Idempotent (or transactional): the rescue purge is not safe. librdkafka numbers a partition's messages when
+    they are queued, so purging queued ones leaves a gap in the sequence; the broker answers the next batch with
+    OUT_OF_ORDER_SEQUENCE_NUMBER and librdkafka bumps the epoch, after which it can no longer rule out duplicates,
+    and keys came out of order (sequences 85 written before 84) on the real cluster."""
+    return "transactional.id" in conf or str(conf.get("enable.idempotence", "false")).lower() in ("true", "1")
+
+
+def default_partitioner(conf: Mapping[str, Any], defaults: TopicPolicy) -> DefaultMutingPartitioner:
+    """The built-in partitioner for librdkafka's ``partitioner`` setting, sized like librdkafka's batches."""
+    return DefaultMutingPartitioner(
+        str(conf.get("partitioner", "consistent_random")),
+        # librdkafka's batches go up to batch.size (1 MB by default): switching after Java's 16 KB would cut them
+        # to 32 messages of 512 B and cost ~25 % of the throughput
+        sticky_bytes=defaults.partitioner.sticky_bytes or int(conf.get("batch.size", 1_000_000)),
+        linger_s=linger_from_config(conf),
+    )

@@ -1,0 +1,265 @@
+"""Rescue: when partitions are muted, take their queued messages back from librdkafka (purge), collect the purge
+reports (drain), and send each message on again (redispatch) -- around the muted partition, into its hold queue,
+failed, or to the same partition, as the topic's policy says -- in the order the application produced them.
+Also the re-send of a message that timed out on a partition (``rescue.enabled``).
+
+Idempotent and transactional producers are never purged: librdkafka numbers a partition's messages when they are
+queued, so a purge leaves a gap in the sequence, the broker answers OUT_OF_ORDER_SEQUENCE_NUMBER, librdkafka bumps
+the epoch and can no longer rule out duplicates (keys came out of order on the real cluster).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from confluent_kafka import KafkaError, Message
+
+from mutepro.logs import get_logger
+from mutepro.policy.schema import KeyedPolicy
+from mutepro.producer.core import Core
+from mutepro.producer.holds import HoldKey, HoldQueues
+from mutepro.producer.message import (
+    EXPLICIT,
+    PROBE,
+    RESCUED,
+    UNCOUNTED,
+    DeliveryCallback,
+    OutMessage,
+    enqueued_at,
+    partition_of,
+    topic_of,
+    with_header,
+)
+from mutepro.producer.routing import Router
+from mutepro.producer.serving import LockedServing, ReportServing
+
+log = get_logger("mutepro.producer")
+
+_RESCUE_DRAIN_S = 0.025  # a rescue waits at most this long for other threads to leave librdkafka's poll
+
+Moves = dict[tuple[str, int], dict[int, int]]
+_NOT_SERVING: ReportServing = LockedServing(None, None, lambda: None)  # type: ignore[arg-type]  # until wired
+
+
+class Rescuer:
+    """Purge, drain and redispatch for one producer (see the module docstring)."""
+
+    def __init__(self, core: Core, router: Router, holds: HoldQueues, *, idempotent: bool, transactional: bool) -> None:
+        self._core = core
+        self._router = router
+        self._holds = holds
+        self.idempotent = idempotent
+        self.transactional = transactional
+        self._skip_logged = False
+        # how reports are served: a rescue keeps other threads out of librdkafka's poll while it collects its purge
+        self.serving: ReportServing = _NOT_SERVING
+        self.rescuing = False
+        # (enqueue time, cb, kind, msg) of each message our rescue purged, re-sent in enqueue order
+        self.batch: list[tuple[float | None, DeliveryCallback | None, int, Message]] = []
+        # Whose purge a purge report belongs to: the application's (report it) or our rescue's (re-send it).
+        # A report outside a rescue belongs to whichever purged last.
+        self.user_purge_at = float("-inf")
+        self.rescue_purge_at = float("-inf")
+        self.in_hand = 0  # > 0 while a rescue holds messages taken back from librdkafka (see __len__ of MuteProducer)
+        self.stragglers = 0  # purge reports of a rescue that reached us after it (see on_purged)
+        # messages moved by rescues since the last tick, (topic, origin, why) -> {target: count}
+        self.moves: dict[tuple[str, int, str], dict[int, int]] = {}
+
+    # -- purge reports (report handler) ----------------------------------------------------------------
+
+    def on_purged(self, cb: DeliveryCallback | None, kind: int, msg: Message) -> bool:
+        """A purge report: True when it is our rescue's (kept and re-sent), False when the application's."""
+        if self.rescuing:
+            # Purged by our own rescue: batched and re-sent in enqueue order. librdkafka reports a purge in
+            # parts (the partition's queue first, then each broker's transmit queue, which holds the OLDER
+            # messages), so report order is not produce order: re-sent as reported, a key's messages came out
+            # of order (e.g. sequences 201-205 written after 213). The enqueue time is now - latency, both on
+            # CLOCK_MONOTONIC, read here in the report itself.
+            self.batch.append((enqueued_at(msg), cb, kind, msg))
+            return True
+        if self.rescue_purge_at > self.user_purge_at:
+            # A straggler of our rescue (served on another thread after the rescue ran): re-sent on its own.
+            self.stragglers += 1
+            with self._core.lock:
+                held_back: dict[HoldKey, list[OutMessage]] = {}
+                self.redispatch(cb, kind, msg, held_back)
+                self._holds.put_front(held_back, straggler=True)
+            return True
+        return False
+
+    def may_rescue(self, kind: int, msg: Message) -> bool:
+        """Whether a message that timed out may be re-sent to another partition."""
+        if kind & (EXPLICIT | RESCUED) or self.transactional:
+            return False
+        policy = self._core.policy_for(topic_of(msg))
+        if not policy.rescue.enabled:
+            return False
+        return msg.key() is None or policy.keyed_policy == KeyedPolicy.REROUTE
+
+    def rescue_timed_out(self, cb: DeliveryCallback | None, msg: Message) -> None:
+        """Re-send a timed-out message to a writable partition other than its own, if there is one."""
+        core = self._core
+        topic, current = topic_of(msg), partition_of(msg)
+        snap = core.manager.snapshot(topic)
+        target = None
+        if snap is not None:
+            key = msg.key()
+            home = self._router.home(key, snap.partition_count)
+            if home is not None:
+                target = self._router.reroute(key, home, snap)
+            else:
+                target = self._router.pick(topic, None, len(msg.value() or b""), snap)
+        if target is None or target < 0 or target == current:
+            # librdkafka's own error, as the plain client reports it ("Local: Message timed out")
+            err = msg.error() or KafkaError(KafkaError._MSG_TIMED_OUT)
+            core.counters.failed += 1
+            if cb is not None:
+                core.callbacks.put(cb, err, msg)
+            return
+        self._move(cb, msg, target, "timeout")
+
+    # -- the rescue of newly muted partitions (driver thread) ------------------------------------------
+
+    def rescue(self, opened: Sequence[tuple[str, int]]) -> None:
+        """Purge librdkafka's queues and re-send what was queued, routed around the newly muted partitions."""
+        if self.idempotent:
+            # New messages still go around the muted partitions (or wait in the hold); what librdkafka already
+            # queued for them waits for their broker, as in the plain client. Said once, not on every mute.
+            if not self._skip_logged:
+                self._skip_logged = True
+                log.info(
+                    "rescue_skipped",
+                    reason="transactional producer" if self.transactional else "enable.idempotence=true",
+                    detail="messages already queued for a muted partition stay queued (a purge would break the "
+                    "idempotent sequence); new messages are routed or held as the policy says",
+                )
+            return
+        moved: Moves = {}
+        self.serving.quiesce()
+        try:
+            batch = self._purge_and_redispatch(moved)
+        finally:
+            self.serving.resume()
+        manager = self._core.manager
+        for (topic, partition), targets in moved.items():
+            log.info(
+                "partition_rescue", topic=topic, partition=partition, broker=manager.leader(topic, partition),
+                rescued=sum(targets.values()), to_partitions=targets,
+            )
+        if batch:
+            log.info("rescue_done", purged=len(batch), moved=sum(sum(t.values()) for t in moved.values()))
+
+    def _purge_and_redispatch(self, moved: Moves) -> list[Any]:
+        core = self._core
+        with core.lock:
+            # Between a purge report (its message no longer counted as outstanding) and the message's re-send, it
+            # is only here: len() must not reach 0 meanwhile, or a flush() on another thread (the C path's does
+            # not take the lock) returns before its callbacks ran.
+            self.in_hand = 1
+            try:
+                self.rescuing = True
+                self.batch = []
+                self.rescue_purge_at = core.clock()
+                try:
+                    core.inner.purge(in_queue=True, in_flight=False, blocking=True)
+                    # drain until librdkafka has had a moment with nothing more to report (a report still on its
+                    # way when the drain ends would be re-sent late, behind newer messages)
+                    while core.inner.poll(_RESCUE_DRAIN_S) > 0:
+                        pass
+                finally:
+                    self.rescuing = False
+                batch, self.batch = in_enqueue_order(self.batch), []
+                held_back: dict[HoldKey, list[OutMessage]] = {}
+                for cb, kind, msg in batch:
+                    before = partition_of(msg)
+                    target = self.redispatch(cb, kind, msg, held_back)
+                    if target is not None and target != before:
+                        counts = moved.setdefault((topic_of(msg), before), {})
+                        counts[target] = counts.get(target, 0) + 1
+                self._holds.put_front(held_back)
+            finally:
+                self.in_hand = 0
+        return batch
+
+    def redispatch(
+        self, cb: DeliveryCallback | None, kind: int, msg: Message, held_back: dict[HoldKey, list[OutMessage]]
+    ) -> int | None:
+        """Re-send one purged message; returns its new partition (None if held or failed)."""
+        core = self._core
+        router = self._router
+        topic, current = topic_of(msg), partition_of(msg)
+        key = msg.key()
+        snap = core.manager.snapshot(topic)
+        if current < 0 and snap is not None:
+            # Purged from librdkafka's unassigned queue (sent before the topic's metadata was known). Sent there
+            # again it would wait for librdkafka's next metadata refresh, while the key's newer messages go
+            # straight to its partition: written after them (sequence 56 before 55). Its home is known now.
+            home = router.home(key, snap.partition_count)
+            if home is not None:
+                current = home
+                kind &= ~UNCOUNTED
+        if kind & EXPLICIT or snap is None or current not in snap.muted:
+            core.counters.requeued += 1
+            self._resend(OutMessage.from_report(msg, cb), current, kind)
+            return current
+        policy = core.policy_for(topic)
+        home = router.home(key, snap.partition_count)
+        if home is None:
+            enabled = policy.rescue.enabled
+            target = router.pick(topic, None, len(msg.value() or b""), snap) if enabled else None
+            if target is None or target < 0:
+                self._resend(OutMessage.from_report(msg, cb), current, kind)
+                return current
+            self._move(cb, msg, target, "muted")
+            return target
+        keyed = policy.keyed_policy
+        if keyed == KeyedPolicy.HOLD:
+            held_back.setdefault((topic, home), []).append(OutMessage.from_report(msg, cb, purged=True))
+            return None
+        if keyed == KeyedPolicy.REROUTE and policy.rescue.enabled:
+            target = router.reroute(key, home, snap)
+            if target is not None:
+                self._move(cb, msg, target, "muted")
+                return target
+        if keyed == KeyedPolicy.FAIL:
+            core.counters.muted_fail += 1
+            error = KafkaError(KafkaError._STATE, f"mutepro: {topic}[{current}] was muted; keyed_policy=fail")
+            core.fail(OutMessage.from_report(msg, cb), error, current)
+            return None
+        self._resend(OutMessage.from_report(msg, cb), current, kind)
+        return current
+
+    def _move(self, cb: DeliveryCallback | None, msg: Message, target: int, why: str) -> None:
+        """Re-send a reported (purged or timed-out) message to ``target``, marked with the rescue header."""
+        topic, origin = topic_of(msg), partition_of(msg)
+        headers = msg.headers()
+        header = self._core.policy_for(topic).rescue.header
+        if header:
+            headers = with_header(headers, header, str(origin).encode())
+        self._core.counters.rescued += 1
+        self._resend(OutMessage.from_report(msg, cb, headers=headers), target, RESCUED)
+        # one event per partition and tick (see the driver), never one per message: a rescue moves thousands
+        moves = self.moves.setdefault((topic, origin, why), {})
+        moves[target] = moves.get(target, 0) + 1
+
+    def _resend(self, m: OutMessage, partition: int, kind: int) -> None:
+        try:
+            self._core.dispatch(m, partition, kind & ~(PROBE | UNCOUNTED))
+        except BufferError:
+            self._holds.retry_later(m, partition)
+
+
+def in_enqueue_order(
+    batch: list[tuple[float | None, DeliveryCallback | None, int, Message]],
+) -> list[tuple[DeliveryCallback | None, int, Message]]:
+    """The rescue batch in the order its messages were produced (a report without a latency keeps the place of
+    the report before it). Stable: equal times keep report order."""
+    keyed: list[tuple[float, int, tuple[DeliveryCallback | None, int, Message]]] = []
+    last = float("-inf")
+    for i, (enqueued, cb, kind, msg) in enumerate(batch):
+        if enqueued is not None:
+            last = enqueued
+        keyed.append((last, i, (cb, kind, msg)))
+    keyed.sort(key=lambda item: (item[0], item[1]))
+    return [item[2] for item in keyed]

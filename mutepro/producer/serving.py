@@ -1,0 +1,252 @@
+"""Who serves librdkafka's delivery reports, and where the application's callbacks run: one interface
+(:class:`ReportServing`), two implementations, chosen once at construction.
+
+- :class:`LockedServing` (the pure-Python path): reports are served under the producer lock -- by the producing
+  thread every few hundred messages, by ``poll()``/``flush()``, by the driver each tick -- and the application's
+  callbacks are queued and run from its ``poll()``.
+- :class:`DirectServing` (the C fast path, :mod:`mutepro.producer._fastpath`): the application's ``poll()`` runs
+  its callbacks straight from librdkafka's poll, without the producer lock; the driver serves reports only while
+  the application does not poll, and a rescue first keeps other threads out of librdkafka's poll.
+
+MuteProducer, the driver and the rescue call these methods and never ask which path runs.
+
+What the C fast path may touch is fixed by its constructor (see ``_fastpath.pyi``): the wrapped producer's
+``produce``/``poll``, the manager's snapshot mapping (``muted``, ``probing``, ``writable_set``,
+``partition_count`` of each :class:`~mutepro.partition.snapshot.TopicSnapshot`), the tracker's tallies and totals,
+the hold-queue mapping (only whether it is empty), the :class:`~mutepro.producer.callbacks.CallbackQueue`'s public
+``report_marker``/``items``/``waiters``/``wake``, and the ``slow_produce``/``on_report``/``picker`` callables.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, Protocol
+
+from mutepro.partition.protocols import DefaultMutingPartitioner
+from mutepro.producer import accel
+from mutepro.producer.callbacks import CallbackQueue
+from mutepro.producer.tracker import OutstandingTracker
+
+# the built-in partitioner settings the C fast path places keyed messages for (others: the Python path)
+_KEY_MODES = {
+    "consistent": "KP_CONSISTENT",
+    "consistent_random": "KP_CONSISTENT_RANDOM",
+    "murmur2": "KP_MURMUR2",
+    "murmur2_random": "KP_MURMUR2_RANDOM",
+    "fnv1a": "KP_FNV1A",
+    "fnv1a_random": "KP_FNV1A_RANDOM",
+}
+_DIRECT_WAIT_S = 0.2  # a blocking poll() waits in librdkafka this long at a time (then checks the queue again)
+_QUIET_S = 1.0  # a rescue waits at most this long for other threads to leave librdkafka's poll
+
+
+class ReportServing(Protocol):
+    """How reports are served (see the module docstring)."""
+
+    #: True when reports are always served under the producer lock (report handlers need not take it)
+    locked_by_poll: bool
+
+    def poll(self, timeout: float | None) -> int:
+        """The application's ``poll(timeout)`` (after the closed/nested checks)."""
+
+    def flush_round(self) -> None:
+        """Serve what is there now (one round of ``flush()``)."""
+
+    def flush_wait(self, pause_s: float) -> None:
+        """Wait up to ``pause_s`` for something to serve (between ``flush()`` rounds)."""
+
+    def nested(self) -> bool:
+        """True inside a callback this producer's poll()/flush() runs on this thread."""
+
+    def serve_for_tick(self) -> None:
+        """Make sure the reports are served before the driver judges the partitions."""
+
+    def quiesce(self) -> None:
+        """Keep other threads out of librdkafka's poll (a rescue is about to purge and collect the reports)."""
+
+    def resume(self) -> None:
+        """Undo :meth:`quiesce`."""
+
+    def closing(self) -> None:
+        """The producer is closing: later produce() calls take the Python path (which raises)."""
+
+    def closed(self) -> None:
+        """The producer is closed: drop what refers back to it."""
+
+
+class LockedServing:
+    """The pure-Python path's serving (see the module docstring)."""
+
+    locked_by_poll = True
+
+    def __init__(self, lock: Any, callbacks: CallbackQueue, serve_reports: Callable[[], None]) -> None:
+        self._lock = lock
+        self._callbacks = callbacks
+        self._serve_reports = serve_reports  # librdkafka's poll(0) under the lock, resetting the inline count
+
+    def poll(self, timeout: float | None) -> int:
+        with self._lock:
+            self._serve_reports()
+        return self._callbacks.serve(None if timeout is None or timeout < 0 else timeout)
+
+    def flush_round(self) -> None:
+        with self._lock:
+            self._serve_reports()
+        self._callbacks.serve(0)
+
+    def flush_wait(self, pause_s: float) -> None:
+        self._callbacks.wait(pause_s)
+
+    def nested(self) -> bool:
+        return self._callbacks.serving_here()
+
+    def serve_for_tick(self) -> None:
+        with self._lock:
+            self._serve_reports()
+
+    def quiesce(self) -> None:
+        pass  # every poll takes the producer lock, which the rescue holds
+
+    def resume(self) -> None:
+        pass
+
+    def closing(self) -> None:
+        pass
+
+    def closed(self) -> None:
+        pass
+
+
+class DirectServing:
+    """The C fast path's serving (see the module docstring)."""
+
+    locked_by_poll = False
+
+    def __init__(self, fast: Any, inner_poll: Callable[[float], int], callbacks: CallbackQueue) -> None:
+        self._fast = fast
+        self._inner_poll = inner_poll
+        self._callbacks = callbacks
+        self._app_polls_seen = -1
+        self._no_rescue = threading.Event()  # cleared while a rescue keeps other threads out of librdkafka's poll
+        self._no_rescue.set()
+
+    def poll(self, timeout: float | None) -> int:
+        deadline = None if timeout is None or timeout < 0 else time.monotonic() + timeout
+        while True:
+            served = self._serve(0.0)
+            if served:
+                return served
+            left = None if deadline is None else deadline - time.monotonic()
+            if left is not None and left <= 0:
+                return 0
+            # wait in librdkafka itself (GIL released), a slice at a time: reports the driver thread queues
+            # meanwhile are picked up on the next round
+            served = self._serve(_DIRECT_WAIT_S if left is None else min(left, _DIRECT_WAIT_S))
+            if served:
+                return served
+
+    def flush_round(self) -> None:
+        self._serve(0.0)
+
+    def flush_wait(self, pause_s: float) -> None:
+        self._serve(pause_s)  # waits in librdkafka: back as soon as a report arrives
+
+    def _serve(self, wait_s: float) -> int:
+        """Queued callbacks first (they are older), then librdkafka's reports with the application's callbacks
+        run right here, on the application's thread inside its poll()/flush(), as the plain client does, then
+        whatever that poll queued (failed reports, statistics): poll() returns only after the callbacks ran.
+
+        Returns the callbacks run and reports served; librdkafka events of mutepro's own (its statistics when
+        the application set no ``stats_cb``) do not count, so ``poll(timeout)`` keeps waiting past them.
+
+        Never called from inside a callback of this producer's poll on the same thread (see :meth:`nested`).
+        """
+        fast = self._fast
+        served = self._callbacks.serve(0)
+        direct = fast.direct_reports
+        token = fast.enter_direct()
+        if token is None:  # a rescue is collecting its purge reports: they must all reach it (see quiesce)
+            self._no_rescue.wait(wait_s)
+            return served + self._callbacks.serve(0)
+        try:
+            self._inner_poll(0.0 if served else wait_s)
+        finally:
+            fast.leave_direct(token)
+        return served + (fast.direct_reports - direct) + self._callbacks.serve(0)
+
+    def nested(self) -> bool:
+        # (C path) a delivery callback run straight from librdkafka's poll, where confluent-kafka's poll must not
+        # be entered again (it loses the outer call's state and aborts)
+        return self._callbacks.serving_here() or self._fast.polling() > 0
+
+    def serve_for_tick(self) -> None:
+        fast = self._fast
+        if fast.app_polls == self._app_polls_seen and not fast.app_pollers:
+            # The application has not polled since the last tick and is not waiting in poll()/flush() right now:
+            # serve its reports here (queued for its next poll). When it does poll, its own poll() runs the
+            # callbacks directly and the driver stays out of the way: serving here would queue reports and make
+            # every later one queue behind them.
+            self._inner_poll(0)  # the C reporter needs no lock (and Python reports take it themselves)
+        self._app_polls_seen = fast.app_polls
+
+    def quiesce(self) -> None:
+        # The application's poll() runs without the producer lock, so it could serve some of the purge reports,
+        # late and on its own thread. Keep new polls out and wait (bounded: a poll waits in librdkafka at most
+        # _DIRECT_WAIT_S at a time) until no other thread is inside one.
+        fast = self._fast
+        self._no_rescue.clear()
+        fast.rescue_pending = 1
+        deadline = time.monotonic() + _QUIET_S
+        while (fast.app_pollers or fast.inline_pollers) and time.monotonic() < deadline:
+            time.sleep(0.001)
+
+    def resume(self) -> None:
+        self._fast.rescue_pending = 0
+        self._no_rescue.set()
+
+    def closing(self) -> None:
+        self._fast.closed = 1
+
+    def closed(self) -> None:
+        # the C reporters refer back to the producer: dropped so that the wrapped handle can go
+        self._fast.forget_reporters()
+
+
+def build_fast_path(
+    *, inner: Any, snapshots: Mapping[str, Any], tracker: OutstandingTracker, holds: Mapping[Any, Any],
+    slow_produce: Callable[..., None], on_report: Callable[[Any, int, Any, Any], None], callbacks: CallbackQueue,
+    default_cb: Any, only_errors: bool, default: DefaultMutingPartitioner | None, sticky: bool, partitioner_name: str,
+    inline_poll_every: int,
+) -> Any:
+    """The C fast path: produce() and delivery reports for healthy topics without a Python frame.
+
+    It covers what the Python fast path in ``MuteProducer.produce`` covers -- the built-in partitioner's keyed
+    placement and its sticky choice for unkeyed messages (when its clock is the real monotonic clock) -- and
+    hands every other call to ``slow_produce`` (MuteProducer.produce itself).
+    """
+    assert accel.fastpath is not None
+    chooser = default.chooser if default is not None else None
+    picker = None
+    if sticky and chooser is not None and chooser.clock is time.monotonic:
+        picker = chooser.pick
+    key_mode = _KEY_MODES.get(partitioner_name, "KP_NONE") if default is not None else "KP_NONE"
+    return accel.fastpath.FastPath(
+        inner_produce=inner.produce,
+        inner_poll=inner.poll,
+        snapshots=snapshots,
+        tallies=tracker.topics,
+        holds=holds,
+        slow_produce=slow_produce,
+        on_report=on_report,
+        queue=callbacks,
+        picker=picker,
+        default_cb=default_cb,
+        counts=tracker.totals,
+        key_mode=getattr(accel.fastpath, key_mode),
+        only_errors=int(only_errors),
+        sticky_bytes=int(chooser.sticky_bytes or 0) if chooser is not None else 0,
+        linger_s=float(chooser.linger_s or 0.0) if chooser is not None else 0.0,
+        inline_poll_every=inline_poll_every,
+    )

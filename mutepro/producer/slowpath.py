@@ -1,0 +1,92 @@
+"""The slow path of ``produce()``: everything the inlined fast path does not take -- explicit partitions, topics
+whose metadata is not known yet, muted partitions, held keys. It asks the :class:`~mutepro.producer.routing.Router`
+where the message goes and carries the :class:`~mutepro.producer.routing.Decision` out (producer lock held)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mutepro.partition.snapshot import TopicSnapshot
+from mutepro.producer import compat
+from mutepro.producer.core import Core
+from mutepro.producer.holds import HoldQueues
+from mutepro.producer.message import EXPLICIT, PROBE, UNCOUNTED, DeliveryCallback, OutMessage
+from mutepro.producer.routing import Action, Router
+from mutepro.producer.tracker import UNASSIGNED
+
+
+class SlowPath:
+    """``produce()`` beyond the fast path, for one producer."""
+
+    def __init__(self, core: Core, router: Router, holds: HoldQueues) -> None:
+        self._core = core
+        self._router = router
+        self._holds = holds
+        self.closed = False
+
+    def produce(
+        self, topic: str, value: Any, key: Any, partition: int, cb: DeliveryCallback | None, timestamp: int,
+        headers: Any, snap: TopicSnapshot | None,
+    ) -> None:
+        if not isinstance(topic, str):
+            raise TypeError(f"topic must be a str, got {type(topic).__name__}")
+        if self.closed:
+            raise compat.closed_error()
+        core = self._core
+        if snap is None:
+            # Metadata not known yet: the driver thread loads it in the background; meanwhile librdkafka
+            # partitions the message exactly as the plain client would.
+            core.wanted_topics.add(topic)
+        try:
+            if partition is not None and partition != -1:
+                # as given, also when negative: librdkafka answers with the plain client's error (-1 alone means
+                # "choose for me")
+                core.send(topic, value, key, headers, timestamp, cb, partition, EXPLICIT)
+            elif snap is None:
+                if topic not in core.placed_topics:
+                    core.unassigned_topics.add(topic)
+                core.send(topic, value, key, headers, timestamp, cb, UNASSIGNED, UNCOUNTED)
+            else:
+                self._route(topic, value, key, cb, timestamp, headers, snap)
+        except BufferError:
+            core.totals.buffer_errors += 1
+            raise
+        core.totals.produced += 1
+
+    def _route(
+        self, topic: str, value: Any, key: Any, cb: DeliveryCallback | None, timestamp: int, headers: Any,
+        snap: TopicSnapshot,
+    ) -> None:
+        core = self._core
+        holds = self._holds
+        decision = self._router.route(
+            topic, key, len(value) if value is not None else 0, snap, holding=bool(holds.queues),
+            held_before=holds.holds_before, outstanding=core.tracker.count,
+        )
+        counters = core.counters
+        if decision.action is Action.DISPATCH:
+            if decision.kind & PROBE:
+                counters.probes += 1
+            core.send(topic, value, key, headers, timestamp, cb, decision.partition, decision.kind)
+            if decision.rerouted_from >= 0:
+                counters.rerouted += 1
+                moves = core.reroutes.setdefault((topic, decision.rerouted_from), {})
+                moves[decision.partition] = moves.get(decision.partition, 0) + 1
+        elif decision.action is Action.HOLD:
+            holds.hold(OutMessage(topic, value, key, headers, timestamp, cb), decision.partition)
+        else:
+            assert decision.error is not None
+            counters.muted_fail += 1
+            core.fail(OutMessage(topic, value, key, headers, timestamp, cb), decision.error, decision.partition)
+
+
+class ClosedPath:
+    """The slow path of an instance whose ``__init__`` never ran: closed, like an uninitialised
+    ``confluent_kafka.Producer``."""
+
+    closed = True
+
+    def produce(self, topic: str, *args: Any) -> None:
+        if not isinstance(topic, str):
+            raise TypeError(f"topic must be a str, got {type(topic).__name__}")
+        raise compat.closed_error()

@@ -1,0 +1,56 @@
+"""The driver (mutepro.producer.driver) on a fake inner producer and a fake clock: metadata, and a tick turning
+failed reports into a mute."""
+
+from __future__ import annotations
+
+import pytest
+from confluent_kafka import KafkaError
+
+from tests.unit._producer_fakes import PARTITIONS, PATHS, TOPIC, Harness
+
+
+@pytest.mark.parametrize("accelerate", PATHS)
+class TestDriver:
+    def test_metadata_is_loaded_for_a_topic_produced_to_before_it_was_known(self, accelerate: bool) -> None:
+        """A message to an unknown topic is left to librdkafka's partitioner; the metadata round then loads the
+        topic and later messages are placed by mutepro."""
+        h = Harness(accelerate)
+        h.fake.topics["fresh"] = 3
+        h.producer.produce("fresh", b"x")
+        assert h.fake.sent[-1].partition == -1 and h.producer.mute_manager.snapshot("fresh") is None
+        h.fake.deliver("fresh")  # librdkafka placed it: the topic may now be routed by mutepro
+        h.producer.poll(0)
+        h.producer._load_metadata(h.clock())
+        snap = h.producer.mute_manager.snapshot("fresh")
+        assert snap is not None and snap.partition_count == 3
+        h.producer.produce("fresh", b"y")
+        assert 0 <= h.fake.sent[-1].partition < 3
+        h.close()
+
+    def test_failures_reported_between_ticks_mute_the_partition_at_the_tick(self, accelerate: bool) -> None:
+        """Four failed deliveries (minimum_calls 4, 50 %) on a warm partition: muted by the next tick, and unkeyed
+        traffic leaves it."""
+        h = Harness(accelerate)
+        h.warm()
+        for i in range(4):
+            h.producer.produce(TOPIC, f"{i}".encode(), partition=2)
+        h.fake.fail(TOPIC, 2, KafkaError.REQUEST_TIMED_OUT)
+        assert h.producer.mute_manager.muted_partitions() == {}
+        h.tick()
+        assert h.producer.mute_manager.muted_partitions() == {TOPIC: [2]}
+        assert h.producer.counters.mutes == 1
+        for i in range(50):
+            h.produce(f"u{i}".encode())
+        assert 2 not in {s.partition for s in h.fake.sent[-50:]}
+        h.close()
+
+    def test_errors_of_the_message_are_not_held_against_the_partition(self, accelerate: bool) -> None:
+        """MSG_SIZE_TOO_LARGE says nothing about the partition: reported, never a mute."""
+        h = Harness(accelerate)
+        h.warm()
+        for i in range(PARTITIONS):
+            h.producer.produce(TOPIC, f"{i}".encode(), partition=2)
+        h.fake.fail(TOPIC, 2, KafkaError.MSG_SIZE_TOO_LARGE)
+        h.tick()
+        assert h.producer.mute_manager.muted_partitions() == {}
+        h.close()

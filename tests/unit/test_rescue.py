@@ -1,0 +1,152 @@
+"""Rescue (mutepro.producer.rescue) driven through MuteProducer on a fake inner producer: the purge and
+redispatch of a newly muted partition's queue, the idempotent exception, and re-sends after a timeout."""
+
+from __future__ import annotations
+
+import pytest
+from confluent_kafka import KafkaError
+
+from tests.unit._producer_fakes import PATHS, TOPIC, Harness, keys_by_home
+
+HEADER = "x-mutepro-rescued-from"
+
+
+@pytest.mark.parametrize("accelerate", PATHS)
+class TestRescueOfAMutedPartition:
+    def test_unkeyed_messages_move_off_the_muted_partition_in_order(self, accelerate: bool) -> None:
+        """The muted partition's queued unkeyed messages are purged and re-sent elsewhere, in produce order, each
+        with the rescue header naming the partition they left."""
+        h = Harness(accelerate)
+        for i in range(10):
+            h.producer.produce(TOPIC, f"{i}".encode(), on_delivery=h.callback)
+        victim = h.fake.sent[0].partition
+        queued = h.values(victim)
+        h.producer.mute_manager.mute(TOPIC, victim)
+        h.tick()
+        assert h.fake.purges == [(True, False)]
+        moved = [s for s in h.fake.pending if (HEADER, str(victim).encode()) in (s.headers or [])]
+        assert [s.value for s in moved] == queued and all(s.partition != victim for s in moved)
+        assert h.producer.counters.rescued == len(queued) and h.values(victim) == []
+        h.fake.deliver()
+        assert h.producer.flush(1) == 0 and len(h.reports) == 10 and {c for c, _ in h.reports} == {None}
+        h.close()
+
+    def test_messages_of_healthy_partitions_are_resent_where_they_were(self, accelerate: bool) -> None:
+        """The purge takes everything back; messages of partitions that are not muted go back to them, in order."""
+        h = Harness(accelerate)
+        for i in range(4):
+            h.producer.produce(TOPIC, f"{i}".encode(), partition=0)
+        h.producer.mute_manager.mute(TOPIC, 3)
+        h.tick()
+        assert h.values(0) == [b"0", b"1", b"2", b"3"] and h.producer.counters.requeued == 4
+        h.close()
+
+    def test_explicit_partitions_are_never_moved(self, accelerate: bool) -> None:
+        """partition= given by the application: re-sent to that same (muted) partition."""
+        h = Harness(accelerate)
+        h.producer.produce(TOPIC, b"x", partition=3)
+        h.producer.mute_manager.mute(TOPIC, 3)
+        h.tick()
+        assert h.values(3) == [b"x"] and h.producer.counters.rescued == 0
+        h.close()
+
+    def test_keyed_reroute_moves_and_keyed_fail_fails(self, accelerate: bool) -> None:
+        """Keyed messages follow keyed_policy in the rescue too: reroute moves them, fail reports _STATE."""
+        for policy, expect in (("reroute", "moved"), ("fail", "failed")):
+            h = Harness(accelerate, keyed_policy=policy)
+            key = next(k for k, p in keys_by_home(h) if p == 1)
+            h.produce(b"k", key)
+            h.producer.mute_manager.mute(TOPIC, 1)
+            h.tick()
+            h.producer.poll(0)
+            if expect == "moved":
+                assert h.values(1) == [] and [s.value for s in h.fake.pending] == [b"k"]
+            else:
+                assert h.fake.pending == [] and [c for c, _ in h.reports] == [KafkaError._STATE]
+            h.close()
+
+    def test_an_idempotent_producer_never_purges(self, accelerate: bool) -> None:
+        """enable.idempotence=true: a purge would break the sequence, so queued messages stay queued."""
+        h = Harness(accelerate, conf={"enable.idempotence": True})
+        for i in range(3):
+            h.producer.produce(TOPIC, f"{i}".encode(), partition=2)
+        h.producer.mute_manager.mute(TOPIC, 2)
+        h.tick()
+        assert h.fake.purges == [] and h.values(2) == [b"0", b"1", b"2"]
+        h.close()
+
+    def test_the_applications_purge_is_reported_not_resent(self, accelerate: bool) -> None:
+        """producer.purge(): every message gets _PURGE_QUEUE (held ones too), nothing is re-sent."""
+        h = Harness(accelerate, keyed_policy="hold")
+        key = next(k for k, p in keys_by_home(h) if p == 1)
+        h.produce(b"a")
+        h.producer.mute_manager.mute(TOPIC, 1)
+        h.produce(b"held", key)
+        before = len(h.fake.sent)
+        h.producer.purge()
+        assert h.producer.flush(1) == 0 and len(h.fake.sent) == before
+        assert sorted(c for c, _ in h.reports) == [KafkaError._PURGE_QUEUE] * 2
+        h.close()
+
+
+@pytest.mark.parametrize("accelerate", PATHS)
+class TestTimedOutResend:
+    def test_a_timed_out_unkeyed_message_is_resent_once_elsewhere(self, accelerate: bool) -> None:
+        """_MSG_TIMED_OUT on partition p (muted meanwhile): re-sent to another writable partition with the rescue
+        header; a second timeout is reported to the application (never rescued twice)."""
+        h = Harness(accelerate)
+        h.producer.produce(TOPIC, b"t", on_delivery=h.callback)
+        first = h.fake.sent[-1].partition
+        h.producer.mute_manager.mute(TOPIC, first)  # (no tick: no rescue purge, the report comes first)
+        h.fake.fail(TOPIC, first, KafkaError._MSG_TIMED_OUT)
+        h.producer.poll(0)
+        again = h.fake.sent[-1]
+        assert len(h.fake.sent) == 2 and again.partition != first and h.reports == []
+        assert (HEADER, str(first).encode()) in again.headers
+        h.producer.mute_manager.mute(TOPIC, again.partition)  # there would be somewhere else to go
+        h.fake.fail(TOPIC, again.partition, KafkaError._MSG_TIMED_OUT)
+        h.producer.poll(0)
+        assert len(h.fake.sent) == 2 and [c for c, _ in h.reports] == [KafkaError._MSG_TIMED_OUT]
+        h.close()
+
+    def test_a_timed_out_message_with_an_explicit_partition_is_reported(self, accelerate: bool) -> None:
+        """partition= given: the timeout is the application's to see."""
+        h = Harness(accelerate)
+        h.producer.produce(TOPIC, b"t", partition=1, on_delivery=h.callback)
+        h.fake.fail(TOPIC, 1, KafkaError._MSG_TIMED_OUT)
+        h.producer.poll(0)
+        assert len(h.fake.sent) == 1 and [c for c, _ in h.reports] == [KafkaError._MSG_TIMED_OUT]
+        h.close()
+
+    def test_rescue_disabled_reports_the_timeout(self, accelerate: bool) -> None:
+        """rescue.enabled=false: no re-send after a timeout."""
+        h = Harness(accelerate, rescue={"enabled": False})
+        h.producer.produce(TOPIC, b"t", on_delivery=h.callback)
+        h.producer.mute_manager.mute(TOPIC, h.fake.sent[-1].partition)
+        h.fake.fail(TOPIC, h.fake.sent[-1].partition, KafkaError._MSG_TIMED_OUT)
+        h.producer.poll(0)
+        assert len(h.fake.sent) == 1 and [c for c, _ in h.reports] == [KafkaError._MSG_TIMED_OUT]
+        h.close()
+
+
+@pytest.mark.parametrize("accelerate", PATHS)
+def test_len_never_reaches_zero_while_a_rescue_holds_the_purged_messages(accelerate: bool) -> None:
+    """Between a purge report and its message's re-send the message is only in the rescue's hands: len() stays
+    above 0 all along, so a flush() on another thread cannot return before the re-sent messages' callbacks."""
+    h = Harness(accelerate)
+    for i in range(5):
+        h.producer.produce(TOPIC, f"{i}".encode(), partition=0, on_delivery=h.callback)
+    seen: list[int] = []
+    poll = h.fake.poll
+
+    def watching_poll(timeout: float | None = None) -> int:
+        served = poll(timeout)
+        seen.append(len(h.producer))
+        return served
+
+    h.fake.poll = watching_poll  # type: ignore[method-assign]
+    h.producer.mute_manager.mute(TOPIC, 3)
+    h.tick()
+    assert h.fake.purges and seen and min(seen) > 0
+    assert h.values(0) == [b"0", b"1", b"2", b"3", b"4"]
+    h.close()
