@@ -118,6 +118,16 @@ class TestTimedOutResend:
         assert len(h.fake.sent) == 1 and [c for c, _ in h.reports] == [KafkaError._MSG_TIMED_OUT]
         h.close()
 
+    def test_an_idempotent_producer_reports_the_timeout(self, accelerate: bool) -> None:
+        """enable.idempotence=true: a timed-out message may have been written; no re-send (no duplicate)."""
+        h = Harness(accelerate, conf={"enable.idempotence": True})
+        h.producer.produce(TOPIC, b"t", on_delivery=h.callback)
+        h.producer.mute_manager.mute(TOPIC, h.fake.sent[-1].partition)
+        h.fake.fail(TOPIC, h.fake.sent[-1].partition, KafkaError._MSG_TIMED_OUT)
+        h.producer.poll(0)
+        assert len(h.fake.sent) == 1 and [c for c, _ in h.reports] == [KafkaError._MSG_TIMED_OUT]
+        h.close()
+
     def test_rescue_disabled_reports_the_timeout(self, accelerate: bool) -> None:
         """rescue.enabled=false: no re-send after a timeout."""
         h = Harness(accelerate, rescue={"enabled": False})
