@@ -1,0 +1,112 @@
+"""The demo's plain consumer: reads both jobs' topics from the start while they run, and to the end afterwards.
+
+One reader for both jobs, so both are measured the same way: each row's second is Kafka's append time
+(``message.timestamp.type=LogAppendTime`` on the demo topics), its latency that time minus the rate source's
+timestamp carried in the value, and its row number (also in the value) counts duplicates and, against the
+committed rows, losses.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from collections.abc import Mapping
+
+from confluent_kafka import OFFSET_BEGINNING, Consumer, TopicPartition
+
+from mutepro.demo.samples import JobSamples
+
+_ID_DIGITS = 12
+
+
+def encode_value_sql(pad: str) -> str:
+    """The Spark SQL expression of a rate-source row's value: row number, timestamp (epoch ms), ``pad``."""
+    number = f"lpad(cast(value as string), {_ID_DIGITS}, '0')"
+    return f"concat({number}, '|', cast(unix_millis(timestamp) as string), '|', '{pad}')"
+
+
+def decode_value(value: bytes) -> tuple[int, int]:
+    """(row number, rate-source timestamp in epoch ms) of a demo row's value."""
+    return int(value[:_ID_DIGITS]), int(value[_ID_DIGITS + 1: value.index(b"|", _ID_DIGITS + 1)])
+
+
+class ReadBack:
+    """Consumes ``topics`` (topic -> the job's samples) on a thread, from the first offset."""
+
+    def __init__(self, bootstrap: str, topics: Mapping[str, JobSamples], partitions: int, t0_epoch: float) -> None:
+        self.topics = dict(topics)
+        self.partitions = partitions
+        self.t0_epoch = t0_epoch
+        self.lock = threading.Lock()
+        self._seen = {t: bytearray() for t in self.topics}
+        self._consumer = Consumer({
+            "bootstrap.servers": bootstrap, "group.id": f"mutepro-demo-{uuid.uuid4().hex[:8]}",
+            "enable.auto.commit": False, "enable.partition.eof": False, "log_level": 3,
+        })
+        self._consumer.assign([
+            TopicPartition(t, p, OFFSET_BEGINNING) for t in self.topics for p in range(partitions)
+        ])
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="mutepro-demo-readback", daemon=True)
+
+    def start(self) -> ReadBack:
+        self._thread.start()
+        return self
+
+    def recent_rate(self, topic: str, now_s: float, seconds: int = 5) -> float:
+        """Rows/s appended over the last ``seconds`` whole seconds before ``now_s`` (the current one is partial)."""
+        end = int(now_s)
+        samples = self.topics[topic]
+        with self.lock:
+            return sum(samples.delivered.get(s, 0) for s in range(end - seconds, end)) / seconds
+
+    def finish(self, timeout_s: float = 90.0) -> bool:
+        """Read up to every partition's end (bounded), stop, and fill in read-back counts. True if caught up."""
+        deadline = time.monotonic() + timeout_s
+        caught_up = False
+        while time.monotonic() < deadline:
+            if self._at_end():
+                caught_up = True
+                break
+            self._stop.wait(0.5)
+        self._stop.set()
+        self._thread.join(30)
+        self._consumer.close()
+        for topic, samples in self.topics.items():
+            seen = self._seen[topic]
+            samples.lost = sum(1 for i in range(samples.committed) if i >= len(seen) or not seen[i])
+        return caught_up
+
+    def _at_end(self) -> bool:
+        positions = self._consumer.position([
+            TopicPartition(t, p) for t in self.topics for p in range(self.partitions)
+        ])
+        for tp in positions:
+            high = self._consumer.get_watermark_offsets(tp, timeout=5, cached=False)[1]
+            if tp.offset < high and not (tp.offset < 0 and high == 0):
+                return False
+        return True
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            messages = self._consumer.consume(5000, timeout=0.2)
+            if not messages:
+                continue
+            with self.lock:
+                for m in messages:
+                    if m.error() is not None:
+                        continue
+                    self._count(m.topic(), m.value() or b"", m.timestamp()[1])
+
+    def _count(self, topic: str, value: bytes, appended_ms: int) -> None:
+        samples = self.topics[topic]
+        row, born_ms = decode_value(value)
+        seen = self._seen[topic]
+        if row >= len(seen):
+            seen.extend(bytes(row + 100_000 - len(seen)))
+        samples.read_back += 1
+        if not seen[row]:
+            seen[row] = 1
+            samples.distinct += 1
+        samples.add_delivery(int(appended_ms / 1000.0 - self.t0_epoch), float(appended_ms - born_ms))

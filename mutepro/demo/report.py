@@ -1,0 +1,168 @@
+"""The demo's results: the end table (rich), the PNG plot (matplotlib, Agg) and the JSON record."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from rich.table import Table
+
+from mutepro.demo.samples import JobSamples, JobSummary, muted_over_time, smoothed
+from mutepro.demo.schedule import FAULTY_BROKER, LIMP_DUTY, LIMP_PERIOD_S, FaultPlan
+
+_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd")
+_PHASE_STYLE = {
+    "limp": ("#ff7f0e", 0.15, f"broker {FAULTY_BROKER} limping (stopped {LIMP_DUTY:.0%} of every {LIMP_PERIOD_S:g} s)"),
+    "stall": ("#7f7f7f", 0.25, f"broker {FAULTY_BROKER} stalled (SIGSTOP)"),
+}
+
+
+def table(summaries: Sequence[JobSummary], plan: FaultPlan, title: str) -> Table:
+    """Rows are figures, columns are jobs."""
+    t = Table(title=title, title_justify="left")
+    t.add_column("figure", justify="left")
+    for s in summaries:
+        t.add_column(s.name, justify="right")
+    faults = [p for p in plan.phases if p.name not in ("before", "after")]
+    windows = ["before", *[p.name for p in faults], *(["fault"] if len(faults) > 1 else []), "after"]
+
+    def row(label: str, values: Sequence[Any]) -> None:
+        t.add_row(label, *[_fmt(v) for v in values])
+
+    for w in windows:
+        row(f"rows/s {_window_label(w, plan)}", [s.rows_per_s.get(w) for s in summaries])
+    row("rows/s during fault / before", [None if s.fault_vs_before is None else f"{s.fault_vs_before:.2f}x"
+                                         for s in summaries])
+    for w in windows:
+        row(f"batch s median / max, {w}", [_pair(s.batch_seconds.get(w, {})) for s in summaries])
+    for w in [*windows, "all"]:
+        row(f"p99 latency ms, {w}", [s.p99_ms.get(w) for s in summaries])
+    row("rows committed", [s.committed for s in summaries])
+    row("rows read back", [s.read_back for s in summaries])
+    row("rows lost", [s.lost for s in summaries])
+    row("duplicates", [s.duplicates for s in summaries])
+    row("time to mute (s after fault start)", [s.time_to_mute_s if s.mutes else "-" for s in summaries])
+    row("time to unmute (s after fault end)", [s.time_to_unmute_s if s.mutes else "-" for s in summaries])
+    row("mutes before the fault", [s.mutes_before_fault for s in summaries])
+    row("query failures (restarted)", [s.failures for s in summaries])
+    return t
+
+
+def plot(jobs: Sequence[JobSamples], summaries: Sequence[JobSummary], plan: FaultPlan, rate: int, path: Path,
+         title: str) -> None:
+    """Rows/s of every job over time (top) and its micro-batch durations (bottom), the fault shaded, the
+    mute-aware job's muted partitions as a step line, mutes/unmutes and query failures marked."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(11, 7.2), sharex=True, gridspec_kw={"height_ratios": [3, 1.5]})
+    duration = plan.duration_s
+    for ax in (top, bottom):
+        for p in plan.phases:
+            style = _PHASE_STYLE.get(p.name)
+            if style:
+                ax.axvspan(p.start_s, p.end_s, color=style[0], alpha=style[1], label=style[2] if ax is top else None,
+                           linewidth=0)
+    top.axhline(rate, color="#555555", linestyle=":", linewidth=1, label=f"rows/s offered to each job ({rate:,})")
+    peak = float(rate)
+    muted_axis = None
+    for i, (job, summary) in enumerate(zip(jobs, summaries, strict=True)):
+        colour = _COLOURS[i % len(_COLOURS)]
+        series = smoothed(job.delivered, duration)
+        peak = max([peak, *series])
+        ratio = "" if summary.fault_vs_before is None else f", {summary.fault_vs_before:.2f}x of before during fault"
+        top.plot(range(len(series)), series, color=colour, linewidth=2,
+                 label=f"{job.name}: rows/s written to Kafka (3 s average){ratio}")
+        starts = [b.start_s for b in job.batches]
+        bottom.scatter(starts, [max(b.seconds, 0.01) for b in job.batches], s=12, color=colour, label=job.name)
+        for e in (e for e in job.events if e.kind == "failed"):
+            top.plot([e.at_s], [0], marker="X", markersize=12, color=colour, linestyle="none")
+            top.annotate(f"{job.name}\nquery failed", (e.at_s, 0), xytext=(4, 18), textcoords="offset points",
+                         fontsize=8, color=colour)
+        steps = muted_over_time(job.events)
+        if len(steps) > 1:
+            if muted_axis is None:
+                muted_axis = top.twinx()
+                muted_axis.set_ylabel("partitions muted (step line)")
+            xs = [t for t, _ in steps] + [duration]
+            ys = [c for _, c in steps] + [steps[-1][1]]
+            muted_axis.step(xs, ys, where="post", color=colour, linestyle="--", linewidth=1.2, alpha=0.8,
+                            label=f"{job.name}: partitions muted")
+            _mark(top, summary.time_to_mute_s, plan.window[0], "muted", colour)
+            _mark(top, summary.time_to_unmute_s, plan.window[1], "all unmuted", "#2ca02c")
+    if muted_axis is not None:
+        muted_axis.set_ylim(0, max(12, muted_axis.get_ylim()[1]))
+        lines, labels = top.get_legend_handles_labels()
+        more, more_labels = muted_axis.get_legend_handles_labels()
+        top.legend(lines + more, labels + more_labels, loc="upper left", fontsize=8, framealpha=0.9)
+    else:
+        top.legend(loc="upper left", fontsize=8, framealpha=0.9)
+    top.set_ylim(0, peak * 1.6)
+    top.set_ylabel("rows written per second")
+    top.grid(alpha=0.3)
+    top.set_title(title, fontsize=11)
+    bottom.set_yscale("log")
+    bottom.set_ylabel("micro-batch duration (s)")
+    bottom.set_xlabel("seconds since the streaming jobs started")
+    bottom.legend(loc="upper left", fontsize=8)
+    bottom.grid(alpha=0.3, which="both")
+    bottom.set_xlim(0, duration)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def write_json(path: Path, config: dict[str, Any], plan: FaultPlan, jobs: Sequence[JobSamples],
+               summaries: Sequence[JobSummary], marks: Sequence[tuple[str, float, float]]) -> None:
+    """Everything the table and plot were made from, per job, plus the configuration and the real fault marks."""
+    data = {
+        "config": config,
+        "plan": plan.as_dict(),
+        "fault_marks": [{"phase": n, "start_s": a, "end_s": b} for n, a, b in marks],
+        "jobs": {
+            job.name: {
+                "summary": summary.as_dict(),
+                "rows_per_s": smoothed(job.delivered, plan.duration_s, width=1),
+                "batches": [vars(b) for b in job.batches],
+                "events": [vars(e) for e in job.events],
+            }
+            for job, summary in zip(jobs, summaries, strict=True)
+        },
+    }
+    path.write_text(json.dumps(data, indent=1, default=str))
+
+
+def _mark(ax: Any, after_s: float | None, origin: float, text: str, colour: str) -> None:
+    if after_s is None:
+        return
+    x = origin + after_s
+    ax.axvline(x, color=colour, linestyle="-.", linewidth=1)
+    ax.annotate(f"{text} (+{after_s:.1f} s)", (x, 0), xytext=(3, 4),
+                textcoords="offset points", rotation=90, fontsize=8, color=colour, va="bottom")
+
+
+def _window_label(window: str, plan: FaultPlan) -> str:
+    from mutepro.demo.samples import windows
+
+    a, b = windows(plan)[window]
+    return f"{window} ({a:.0f}-{b:.0f} s)"
+
+
+def _pair(stats: dict[str, float | None]) -> str:
+    if not stats or stats.get("median") is None:
+        return "-"
+    return f"{stats['median']:.1f} / {stats['max']:.1f}"
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:,.1f}" if abs(value) < 100 else f"{value:,.0f}"
+    if isinstance(value, int):
+        return f"{value:,}"
+    return str(value)
