@@ -8,6 +8,7 @@ committed rows, losses.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 import uuid
@@ -34,16 +35,18 @@ def decode_value(value: bytes) -> tuple[int, int]:
 class ReadBack:
     """Consumes ``topics`` (topic -> the job's samples) on a thread, from the first offset."""
 
-    def __init__(self, bootstrap: str, topics: Mapping[str, JobSamples], partitions: int, t0_epoch: float) -> None:
+    def __init__(self, bootstrap: str, topics: Mapping[str, JobSamples], partitions: int) -> None:
         self.topics = dict(topics)
         self.partitions = partitions
-        self.t0_epoch = t0_epoch
+        self.t0_epoch: float | None = None  # rows appended before the timeline starts count only as rows
         self.lock = threading.Lock()
         self._seen = {t: bytearray() for t in self.topics}
-        self._consumer = Consumer({
+        self._next: dict[tuple[str, int], int] = {}  # the offset after the last one read, per partition
+        self._config = {
             "bootstrap.servers": bootstrap, "group.id": f"mutepro-demo-{uuid.uuid4().hex[:8]}",
             "enable.auto.commit": False, "enable.partition.eof": False, "log_level": 3,
-        })
+        }
+        self._consumer = Consumer(self._config)
         self._consumer.assign([
             TopicPartition(t, p, OFFSET_BEGINNING) for t in self.topics for p in range(partitions)
         ])
@@ -53,6 +56,11 @@ class ReadBack:
     def start(self) -> ReadBack:
         self._thread.start()
         return self
+
+    def begin(self, t0_epoch: float) -> None:
+        """Start the timeline: rows appended from now on are counted per second."""
+        with self.lock:
+            self.t0_epoch = t0_epoch
 
     def recent_rate(self, topic: str, now_s: float, seconds: int = 5) -> float:
         """Rows/s appended over the last ``seconds`` whole seconds before ``now_s`` (the current one is partial)."""
@@ -64,12 +72,14 @@ class ReadBack:
     def finish(self, timeout_s: float = 90.0) -> bool:
         """Read up to every partition's end (bounded), stop, and fill in read-back counts. True if caught up."""
         deadline = time.monotonic() + timeout_s
+        ends = self._ends()
         caught_up = False
         while time.monotonic() < deadline:
-            if self._at_end():
-                caught_up = True
+            with self.lock:
+                caught_up = all(self._next.get(tp, 0) >= end for tp, end in ends.items())
+            if caught_up:
                 break
-            self._stop.wait(0.5)
+            self._stop.wait(0.2)
         self._stop.set()
         self._thread.join(30)
         self._consumer.close()
@@ -78,15 +88,16 @@ class ReadBack:
             samples.lost = sum(1 for i in range(samples.committed) if i >= len(seen) or not seen[i])
         return caught_up
 
-    def _at_end(self) -> bool:
-        positions = self._consumer.position([
-            TopicPartition(t, p) for t in self.topics for p in range(self.partitions)
-        ])
-        for tp in positions:
-            high = self._consumer.get_watermark_offsets(tp, timeout=5, cached=False)[1]
-            if tp.offset < high and not (tp.offset < 0 and high == 0):
-                return False
-        return True
+    def _ends(self) -> dict[tuple[str, int], int]:
+        # asked on a consumer of its own: the reading one is busy in consume() on its thread
+        probe = Consumer(self._config)
+        try:
+            return {
+                (t, p): probe.get_watermark_offsets(TopicPartition(t, p), timeout=10)[1]
+                for t in self.topics for p in range(self.partitions)
+            }
+        finally:
+            probe.close()
 
     def _run(self) -> None:
         while not self._stop.is_set():
@@ -98,6 +109,7 @@ class ReadBack:
                     if m.error() is not None:
                         continue
                     self._count(m.topic(), m.value() or b"", m.timestamp()[1])
+                    self._next[(m.topic(), m.partition())] = m.offset() + 1
 
     def _count(self, topic: str, value: bytes, appended_ms: int) -> None:
         samples = self.topics[topic]
@@ -109,4 +121,5 @@ class ReadBack:
         if not seen[row]:
             seen[row] = 1
             samples.distinct += 1
-        samples.add_delivery(int(appended_ms / 1000.0 - self.t0_epoch), float(appended_ms - born_ms))
+        if self.t0_epoch is not None:
+            samples.add_delivery(math.floor(appended_ms / 1000.0 - self.t0_epoch), float(appended_ms - born_ms))

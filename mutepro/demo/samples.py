@@ -22,9 +22,9 @@ from typing import Any
 from mutepro.demo.schedule import FaultPlan
 
 MUTE_KINDS = ("mute", "remute")
-#: The first stretch of *before* is left out of the baseline: Spark's first batches compile and warm up.
-_WARMUP_FRACTION = 0.3
-_WARMUP_MAX_S = 10.0
+#: The first stretch of *before* is left out of the baseline: the backlog of the warm-up is still draining.
+_WARMUP_FRACTION = 0.2
+_WARMUP_MAX_S = 5.0
 
 
 @dataclass(frozen=True)

@@ -50,6 +50,9 @@ def session(jars: str) -> Any:
         .config("spark.driver.memory", "1g")
         .config("spark.sql.streaming.numRecentProgressUpdates", "2000")
         .config("spark.sql.streaming.forceDeleteTempCheckpointLocation", "true")
+        .config("spark.ui.showConsoleProgress", "false")  # the live view owns the terminal
+        # stop() waits for the running micro-batch; bounded, so a batch stuck on the stalled broker cannot hang
+        .config("spark.sql.streaming.stopTimeout", "30s")
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel("OFF")
@@ -61,7 +64,6 @@ class StreamJob:
 
     def __init__(
         self, spark: Any, samples: JobSamples, *, sink: str, topic: str, rate: int, options: dict[str, str],
-        t0_epoch: float,
     ) -> None:
         self.spark = spark
         self.samples = samples
@@ -69,7 +71,7 @@ class StreamJob:
         self.topic = topic
         self.rate = rate
         self.options = options
-        self.t0_epoch = t0_epoch
+        self.t0_epoch = 0.0  # set when the demo's timeline starts (after the warm-up)
         self.checkpoint = tempfile.mkdtemp(prefix=f"mutepro-demo-{sink}-")
         self.query: Any = None
         self.restarts = 0
