@@ -43,8 +43,11 @@ def table(summaries: Sequence[JobSummary], plan: FaultPlan, title: str) -> Table
     row("rows read back", [s.read_back for s in summaries])
     row("rows lost", [s.lost for s in summaries])
     row("duplicates", [s.duplicates for s in summaries])
-    row("time to mute (s after fault start)", [s.time_to_mute_s if s.mutes else "-" for s in summaries])
-    row("time to unmute (s after fault end)", [s.time_to_unmute_s if s.mutes else "-" for s in summaries])
+    row("time to mute (s after its fault phase began)",
+        [f"{s.time_to_mute_s:.1f} ({s.muted_in})" if s.time_to_mute_s is not None else "-" for s in summaries])
+    row("time to unmute all (s after fault end)",
+        [("not within the run" if s.time_to_unmute_s is None else s.time_to_unmute_s) if s.mutes else "-"
+         for s in summaries])
     row("mutes before the fault", [s.mutes_before_fault for s in summaries])
     row("query failures (restarted)", [s.failures for s in summaries])
     return t
@@ -76,13 +79,14 @@ def plot(jobs: Sequence[JobSamples], summaries: Sequence[JobSummary], plan: Faul
         peak = max([peak, *series])
         ratio = "" if summary.fault_vs_before is None else f", {summary.fault_vs_before:.2f}x of before during fault"
         top.plot(range(len(series)), series, color=colour, linewidth=2,
-                 label=f"{job.name}: rows/s written to Kafka (3 s average){ratio}")
+                 label=f"{job.name}: rows/s in Kafka (3 s avg){ratio}")
         starts = [b.start_s for b in job.batches]
         bottom.scatter(starts, [max(b.seconds, 0.01) for b in job.batches], s=12, color=colour, label=job.name)
         for e in (e for e in job.events if e.kind == "failed"):
             top.plot([e.at_s], [0], marker="X", markersize=12, color=colour, linestyle="none")
-            top.annotate(f"{job.name}\nquery failed", (e.at_s, 0), xytext=(4, 18), textcoords="offset points",
-                         fontsize=8, color=colour)
+            top.annotate(f"{job.name}:\nquery failed, restarted", (e.at_s, 0), xytext=(6, 30),
+                         textcoords="offset points", fontsize=8, color=colour,
+                         arrowprops={"arrowstyle": "->", "color": colour})
         steps = muted_over_time(job.events)
         if len(steps) > 1:
             if muted_axis is None:
@@ -92,8 +96,13 @@ def plot(jobs: Sequence[JobSamples], summaries: Sequence[JobSummary], plan: Faul
             ys = [c for _, c in steps] + [steps[-1][1]]
             muted_axis.step(xs, ys, where="post", color=colour, linestyle="--", linewidth=1.2, alpha=0.8,
                             label=f"{job.name}: partitions muted")
-            _mark(top, summary.time_to_mute_s, plan.window[0], "muted", colour)
-            _mark(top, summary.time_to_unmute_s, plan.window[1], "all unmuted", "#2ca02c")
+            if summary.time_to_mute_s is not None:
+                began = next(p.start_s for p in plan.phases if p.name == summary.muted_in)
+                _mark(top, began + summary.time_to_mute_s,
+                      f"first mute, {summary.time_to_mute_s:.1f} s into the {summary.muted_in}", colour)
+            if summary.time_to_unmute_s:
+                _mark(top, plan.window[1] + summary.time_to_unmute_s,
+                      f"all unmuted, {summary.time_to_unmute_s:.1f} s after the fault", "#2ca02c")
     if muted_axis is not None:
         muted_axis.set_ylim(0, max(12, muted_axis.get_ylim()[1]))
         lines, labels = top.get_legend_handles_labels()
@@ -136,13 +145,10 @@ def write_json(path: Path, config: dict[str, Any], plan: FaultPlan, jobs: Sequen
     path.write_text(json.dumps(data, indent=1, default=str))
 
 
-def _mark(ax: Any, after_s: float | None, origin: float, text: str, colour: str) -> None:
-    if after_s is None:
-        return
-    x = origin + after_s
+def _mark(ax: Any, x: float, text: str, colour: str) -> None:
     ax.axvline(x, color=colour, linestyle="-.", linewidth=1)
-    ax.annotate(f"{text} (+{after_s:.1f} s)", (x, 0), xytext=(3, 4),
-                textcoords="offset points", rotation=90, fontsize=8, color=colour, va="bottom")
+    ax.annotate(text, (x, 0), xytext=(3, 4), textcoords="offset points", rotation=90, fontsize=8, color=colour,
+                va="bottom")
 
 
 def _window_label(window: str, plan: FaultPlan) -> str:

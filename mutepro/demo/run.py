@@ -77,7 +77,7 @@ def run_spark(cluster: LocalCluster, *, plan: FaultPlan, rate: int, out: Path, c
         ]
         tick = threading.Event()  # never set: a bounded pause between looks at the queries
         with console.status("warming up: Spark plans and compiles both queries' first micro-batches"):
-            _warm_up(jobs, tick)
+            _warm_up(jobs, rate, tick)
         # The timeline (and the fault plan) starts once both jobs write: Spark's first batches take seconds to
         # plan and compile, which is not what the demo compares
         t0, t0_epoch = time.monotonic(), time.time()
@@ -110,10 +110,11 @@ def run_spark(cluster: LocalCluster, *, plan: FaultPlan, rate: int, out: Path, c
                     "topics": topics, "restarts": {j.samples.name: j.restarts for j in jobs}})
 
 
-def _warm_up(jobs: list[Any], tick: threading.Event, timeout_s: float = _WARM_UP_S) -> None:
-    """Wait until every job has rows in Kafka; a query that stops meanwhile fails the demo, naming its error."""
+def _warm_up(jobs: list[Any], rate: int, tick: threading.Event, timeout_s: float = _WARM_UP_S) -> None:
+    """Wait until every job has rows in Kafka and has worked off the rows the rate source piled up meanwhile
+    (its last batch is about one second's worth); a query that stops fails the demo, naming its error."""
     deadline = time.monotonic() + timeout_s
-    while not all(job.samples.read_back for job in jobs):
+    while not all(job.samples.read_back and 0 < job.last_rows() <= 1.5 * rate for job in jobs):
         for job in jobs:
             if not job.query.isActive:
                 raise MuteproError(f"{job.samples.name}: the streaming query stopped before writing: "

@@ -143,10 +143,20 @@ def muted_over_time(events: Iterable[Event]) -> list[tuple[float, int]]:
     return steps
 
 
-def time_to_mute(events: Iterable[Event], fault_start_s: float) -> float | None:
-    """Seconds from the fault's start to the first mute at or after it; None if nothing was muted."""
-    mutes = [e.at_s for e in events if e.kind in MUTE_KINDS and e.at_s >= fault_start_s]
-    return round(min(mutes) - fault_start_s, 2) if mutes else None
+def time_to_mute(events: Iterable[Event], plan: FaultPlan) -> tuple[float, str] | None:
+    """The first mute at or after the fault's start: (seconds after the start of the fault phase it happened
+    in, that phase); None if nothing was muted. A limping broker may go unmuted and the stall after it muted:
+    the time counts from the stall."""
+    start, _ = plan.window
+    mutes = [e.at_s for e in events if e.kind in MUTE_KINDS and e.at_s >= start]
+    if not mutes:
+        return None
+    first = min(mutes)
+    phase = next(
+        (p for p in reversed(plan.phases) if p.start_s <= first and p.name not in ("before", "after")),
+        plan.phases[1],
+    )
+    return round(first - phase.start_s, 2), phase.name
 
 
 def time_to_unmute(events: Iterable[Event], fault_end_s: float) -> float | None:
@@ -195,7 +205,8 @@ class JobSummary:
     duplicates: int
     mutes: int
     mutes_before_fault: int
-    time_to_mute_s: float | None
+    time_to_mute_s: float | None  # after the start of the fault phase named by ``muted_in``
+    muted_in: str | None
     time_to_unmute_s: float | None
     failures: int
 
@@ -213,6 +224,7 @@ def summarize(samples: JobSamples, plan: FaultPlan) -> JobSummary:
     p99 = {name: _round(percentile(latencies(samples, a, b), 0.99)) for name, (a, b) in spans.items()}
     p99["all"] = _round(percentile(latencies(samples, 0, plan.duration_s), 0.99))
     mutes = [e for e in samples.events if e.kind in MUTE_KINDS]
+    muted = time_to_mute(samples.events, plan)
     return JobSummary(
         name=samples.name,
         rows_per_s=rates,
@@ -225,7 +237,8 @@ def summarize(samples: JobSamples, plan: FaultPlan) -> JobSummary:
         duplicates=samples.duplicates,
         mutes=len(mutes),
         mutes_before_fault=sum(1 for e in mutes if e.at_s < fault_start),
-        time_to_mute_s=time_to_mute(samples.events, fault_start),
+        time_to_mute_s=None if muted is None else muted[0],
+        muted_in=None if muted is None else muted[1],
         time_to_unmute_s=time_to_unmute(samples.events, fault_end),
         failures=sum(1 for e in samples.events if e.kind == "failed"),
     )

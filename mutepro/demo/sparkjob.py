@@ -101,6 +101,11 @@ class StreamJob:
         self.query = writer.queryName(f"demo_{self.sink}").start()
         return self
 
+    def last_rows(self) -> int:
+        """Rows of the query's last completed micro-batch (0 before the first)."""
+        last = self.query.lastProgress if self.query is not None else None
+        return 0 if last is None else int(json.loads(last.json).get("numInputRows", 0))
+
     def _write(self, df: Any, batch_id: int) -> None:
         # foreachBatch runs this on the driver: the sink writes from the executors and returns the figures
         self._figures.append(self._kafka_sink(df, batch_id))
