@@ -9,7 +9,7 @@ from typing import Any
 
 from rich.table import Table
 
-from mutepro.demo.samples import JobSamples, JobSummary, muted_over_time, smoothed
+from mutepro.demo.samples import JobSamples, JobSummary, muted_steps, smoothed
 from mutepro.demo.schedule import FAULTY_BROKER, LIMP_DUTY, LIMP_PERIOD_S, FaultPlan
 
 _COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd")
@@ -82,20 +82,22 @@ def plot(jobs: Sequence[JobSamples], summaries: Sequence[JobSummary], plan: Faul
                  label=f"{job.name}: rows/s in Kafka (3 s avg){ratio}")
         starts = [b.start_s for b in job.batches]
         bottom.scatter(starts, [max(b.seconds, 0.01) for b in job.batches], s=12, color=colour, label=job.name)
-        for e in (e for e in job.events if e.kind == "failed"):
-            top.plot([e.at_s], [0], marker="X", markersize=12, color=colour, linestyle="none")
-            top.annotate(f"{job.name}:\nquery failed, restarted", (e.at_s, 0), xytext=(6, 30),
-                         textcoords="offset points", fontsize=8, color=colour,
+        failures = [e.at_s for e in job.events if e.kind == "failed"]
+        if failures:
+            top.plot(failures, [0] * len(failures), marker="X", markersize=11, color=colour, linestyle="none")
+            times = "once" if len(failures) == 1 else f"{len(failures)} times"
+            top.annotate(f"{job.name}: query failed {times} (X),\nrestarted from its checkpoint", (failures[0], 0),
+                         xytext=(8, 40), textcoords="offset points", fontsize=8, color=colour,
                          arrowprops={"arrowstyle": "->", "color": colour})
-        steps = muted_over_time(job.events)
-        if len(steps) > 1:
+        steps = muted_steps(job.muted)
+        if job.muted:
             if muted_axis is None:
                 muted_axis = top.twinx()
-                muted_axis.set_ylabel("partitions muted (step line)")
+                muted_axis.set_ylabel("partitions muted by the mutepro sink (dashed)")
             xs = [t for t, _ in steps] + [duration]
             ys = [c for _, c in steps] + [steps[-1][1]]
             muted_axis.step(xs, ys, where="post", color=colour, linestyle="--", linewidth=1.2, alpha=0.8,
-                            label=f"{job.name}: partitions muted")
+                            label=f"{job.name}: partitions muted (of 12; broker {FAULTY_BROKER} leads 4)")
             if summary.time_to_mute_s is not None:
                 began = next(p.start_s for p in plan.phases if p.name == summary.muted_in)
                 _mark(top, began + summary.time_to_mute_s,

@@ -32,6 +32,11 @@ BUILTIN_JOB = "Spark built-in Kafka sink"
 #: The same on both clients: the Java name, which the mutepro sink translates to librdkafka's
 #: message.timeout.ms. Shorter than the stall, as a production job's timeout is shorter than a bad outage.
 DELIVERY_TIMEOUT_MS = 10_000
+_BACKOFF_CAP_MS = 10_000
+#: The mutepro sink's defaults (slow-call threshold 5 s, ...), but for two things: a failed probe doubles the
+#: wait before the next one up to 60 s by default, which would put the unmute after the end of a 2-minute run;
+#: and the executors' JSON logs are off (the live view and the per-batch figures say what happened).
+DEMO_POLICY = {"defaults": {"breaker": {"max_retry_interval_ms": _BACKOFF_CAP_MS}}, "logging": {"level": "error"}}
 _POLL_S = 0.5
 _WARM_UP_S = 120.0
 
@@ -61,13 +66,12 @@ def run_spark(cluster: LocalCluster, *, plan: FaultPlan, rate: int, out: Path, c
             # Java requires delivery.timeout.ms >= linger.ms + request.timeout.ms
             "kafka.request.timeout.ms": str(DELIVERY_TIMEOUT_MS * 2 // 3),
         }
-        # The mutepro sink's own defaults otherwise; its executors' JSON logs off (the live view and the
-        # per-batch figures say what happened)
-        mutepro_options = {**options, "policy": json.dumps({"logging": {"level": "error"}})}
+        mutepro_options = {**options, "policy": json.dumps(DEMO_POLICY)}
         console.print(
             f"two streaming jobs, {rate:,} keyed rows/s each, 1 s micro-batches, {plan.duration_s:.0f} s; "
             f"broker {FAULTY_BROKER} {plan.fault} from {plan.window[0]:.0f} s to {plan.window[1]:.0f} s; "
-            f"delivery timeout {DELIVERY_TIMEOUT_MS / 1000:g} s on both"
+            f"delivery timeout {DELIVERY_TIMEOUT_MS / 1000:g} s on both; the mutepro sink with its defaults, the "
+            f"breaker's backoff capped at {_BACKOFF_CAP_MS / 1000:g} s"
         )
         readback = ReadBack(cluster.bootstrap_servers, {topics[j]: samples[j] for j in topics}, PARTITIONS).start()
         jobs = [
@@ -107,6 +111,7 @@ def run_spark(cluster: LocalCluster, *, plan: FaultPlan, rate: int, out: Path, c
         console.print("warning: the read-back did not reach the end of every partition within 90 s")
     return _report(list(samples.values()), plan, rate, out, console, faults.marks,
                    {"rate": rate, "delivery_timeout_ms": DELIVERY_TIMEOUT_MS, "spark_kafka": jars.version,
+                    "mutepro_policy": DEMO_POLICY,
                     "topics": topics, "restarts": {j.samples.name: j.restarts for j in jobs}})
 
 

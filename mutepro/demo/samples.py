@@ -7,6 +7,7 @@ Recorded per job, on one timeline (seconds since both jobs started):
 - ``latency_ms``: per second, each row's delay from the rate source's timestamp to Kafka's append time;
 - ``batches``: every micro-batch (start, duration, rows) from the query's progress;
 - ``events``: mute/unmute decisions of the mute-aware job's producers, query failures and restarts;
+- ``muted``: after each micro-batch, how many partitions the producers that wrote it had muted;
 - the read-back tallies: committed rows (sum of the committed batches), distinct rows, duplicates, lost.
 """
 
@@ -57,6 +58,7 @@ class JobSamples:
     latency_ms: dict[int, array[float]] = field(default_factory=dict)
     batches: list[BatchSample] = field(default_factory=list)
     events: list[Event] = field(default_factory=list)
+    muted: list[tuple[float, int]] = field(default_factory=list)  # (time, partitions muted) after each batch
     committed: int = 0
     read_back: int = 0
     distinct: int = 0
@@ -123,23 +125,18 @@ def batch_stats(batches: Iterable[BatchSample], start_s: float, end_s: float) ->
     }
 
 
-def muted_over_time(events: Iterable[Event]) -> list[tuple[float, int]]:
-    """Steps of "partitions muted by any producer of the job": (time, count) at each change."""
-    muted: dict[str, set[str]] = {}  # partition -> producers that have it muted
+def muted_steps(observations: Iterable[tuple[float, int]]) -> list[tuple[float, int]]:
+    """Steps of "partitions the job's writing producers have muted": (time, count) at each change, from 0 s.
+
+    Observed per micro-batch (the producers that wrote it, at its end), not replayed from mute events: a
+    Python worker that gets no more tasks never reports its unmutes, and its stale mutes no longer matter.
+    """
     steps: list[tuple[float, int]] = [(0.0, 0)]
-    for e in sorted(events, key=lambda e: e.at_s):
-        if e.kind in MUTE_KINDS:
-            muted.setdefault(e.where, set()).add(e.who)
-        elif e.kind == "unmute":
-            holders = muted.get(e.where)
-            if holders is not None:
-                holders.discard(e.who)
-                if not holders:
-                    del muted[e.where]
-        else:
-            continue
-        if len(muted) != steps[-1][1]:
-            steps.append((e.at_s, len(muted)))
+    for at, count in sorted(observations):
+        if at < 0:  # during the warm-up: the state the timeline starts in
+            steps[0] = (0.0, count)
+        elif count != steps[-1][1]:
+            steps.append((at, count))
     return steps
 
 
@@ -159,10 +156,9 @@ def time_to_mute(events: Iterable[Event], plan: FaultPlan) -> tuple[float, str] 
     return round(first - phase.start_s, 2), phase.name
 
 
-def time_to_unmute(events: Iterable[Event], fault_end_s: float) -> float | None:
+def time_to_unmute(steps: Sequence[tuple[float, int]], fault_end_s: float) -> float | None:
     """Seconds from the fault's end until no partition is muted any more (0 if none was muted then);
-    None if some partition was still muted when the run ended."""
-    steps = muted_over_time(events)
+    None if some partition was still muted when the run ended. ``steps`` as from :func:`muted_steps`."""
     muted_at_end = 0
     for at, count in steps:
         if at <= fault_end_s:
@@ -239,7 +235,7 @@ def summarize(samples: JobSamples, plan: FaultPlan) -> JobSummary:
         mutes_before_fault=sum(1 for e in mutes if e.at_s < fault_start),
         time_to_mute_s=None if muted is None else muted[0],
         muted_in=None if muted is None else muted[1],
-        time_to_unmute_s=time_to_unmute(samples.events, fault_end),
+        time_to_unmute_s=time_to_unmute(muted_steps(samples.muted), fault_end),
         failures=sum(1 for e in samples.events if e.kind == "failed"),
     )
 

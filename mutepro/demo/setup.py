@@ -6,11 +6,11 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator, Mapping
-from pathlib import Path
 
 from rich.console import Console
 
-from mutepro.cluster.launcher import LocalCluster, default_run_root
+from mutepro.cluster.env import can_inject_faults, from_env
+from mutepro.cluster.launcher import LocalCluster
 from mutepro.cluster.spec import ClusterSpec
 from mutepro.errors import ClusterError
 
@@ -42,16 +42,14 @@ def demo_cluster(console: Console) -> Iterator[LocalCluster]:
 def attach(bootstrap: str) -> LocalCluster:
     """A handle on the running cluster at ``bootstrap``, started by mutepro (``mutepro cluster up``, or the
     directory in ``MUTEPRO_CLUSTER_DIR``): its state file gives the broker processes the faults signal."""
-    run_dir = Path(os.environ.get("MUTEPRO_CLUSTER_DIR", default_run_root() / "default"))
-    if (run_dir / "state.json").exists():
-        cluster = LocalCluster.attach(run_dir)
-        if cluster.bootstrap_servers.split(",")[0] in bootstrap.split(",") and set(cluster.brokers) >= {1, 2, 3}:
-            return cluster
+    cluster = from_env(bootstrap)
+    if can_inject_faults(cluster) and set(cluster.brokers) >= {1, 2, 3}:
+        return cluster
     raise ClusterError(
-        f"MUTEPRO_BOOTSTRAP={bootstrap} is not a running cluster mutepro started with brokers 1, 2 and 3 (looked "
-        f"for its state in {run_dir}): the demo stalls broker 2 by signalling its process. Start one with "
-        "`mutepro cluster up` (and set MUTEPRO_CLUSTER_DIR if it is not the default one), or unset "
-        "MUTEPRO_BOOTSTRAP to let the demo start its own"
+        f"MUTEPRO_BOOTSTRAP={bootstrap} is not a running cluster mutepro started with brokers 1, 2 and 3: the demo "
+        "stalls broker 2 by signalling its process. Start one with `mutepro cluster up` (and set "
+        "MUTEPRO_CLUSTER_DIR to its run directory if it is not the default one), or unset MUTEPRO_BOOTSTRAP to let "
+        "the demo start its own"
     )
 
 

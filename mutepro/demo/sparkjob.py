@@ -157,8 +157,10 @@ class StreamJob:
         self.samples.committed = sum(self._committed.values())
         new = self._figures[self._figures_done:]
         self._figures_done += len(new)
+        at = round(time.time() - self.t0_epoch, 2)
         for figures in new:
             self.muted = figures.muted_partitions
+            self.samples.muted.append((at, len(figures.muted_partitions)))
             for kind, where, _broker, at, who in figures.events:
                 self.samples.events.append(Event(round(float(at) - self.t0_epoch, 2), str(kind), str(where), str(who)))
 
