@@ -149,8 +149,3 @@ def _report(jobs: list[JobSamples], plan: FaultPlan, rate: int, out: Path, conso
     console.print(f"demo OK: the mutepro job lost no committed row; during the fault it wrote {ratio} its rows/s "
                   "before the fault")
     return True
-
-
-def load(path: Path) -> dict[str, Any]:
-    """A demo's JSON record, as written (for tests and notebooks)."""
-    return dict(json.loads(path.read_text()))
