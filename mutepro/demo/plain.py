@@ -228,4 +228,8 @@ def run_plain(cluster: LocalCluster, *, rate: int, plan: FaultPlan, out: Path, c
     plot(results, out, plan)
     click.echo(f"plot written to {out}")
     mute = results[-1]
-    return not (mute.lost or mute.failed or mute.consumed != mute.delivered)
+    if mute.lost or mute.failed or mute.consumed != mute.delivered:
+        console.print("demo FAILED: MuteProducer lost or failed messages", style="red")
+        return False
+    console.print("demo OK: MuteProducer delivered every message, and all of them were consumed back")
+    return True
