@@ -19,7 +19,7 @@ def main() -> None:
         print("brokers and racks:", cluster.racks)
         topic = f"events-{uuid.uuid4().hex[:6]}"
         admin = AdminClient(cluster.client_config())
-        admin.create_topics([NewTopic(topic, replica_assignment=[[1], [2], [3]])])[topic].result(30)
+        admin.create_topics([NewTopic(topic, 3, replica_assignment=[[1], [2], [3]])])[topic].result(30)
         producer = Producer(cluster.client_config(**{"message.timeout.ms": 30_000}))
         producer.list_topics(topic, timeout=10)
         with cluster.stalled(2):  # SIGSTOP: the broker keeps its sockets and answers nothing

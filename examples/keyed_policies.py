@@ -30,7 +30,7 @@ def main() -> None:
         suffix = uuid.uuid4().hex[:6]
         topics = {kind: f"{kind}-{suffix}" for kind in ("clicks", "orders", "payments")}
         admin = AdminClient(cluster.client_config())
-        futures = admin.create_topics([NewTopic(t, replica_assignment=[[1], [2], [3]]) for t in topics.values()])
+        futures = admin.create_topics([NewTopic(t, 3, replica_assignment=[[1], [2], [3]]) for t in topics.values()])
         for future in futures.values():
             future.result(30)
         landed: dict[str, Counter[int]] = {t: Counter() for t in topics.values()}

@@ -19,7 +19,7 @@ def main() -> None:
         topic = f"events-{uuid.uuid4().hex[:6]}"
         admin = AdminClient(cluster.client_config())
         # one replica per partition, partitions 1 and 4 on broker 2: nothing else can serve them while it hangs
-        admin.create_topics([NewTopic(topic, replica_assignment=[[1], [2], [3]] * 2)])[topic].result(30)
+        admin.create_topics([NewTopic(topic, 6, replica_assignment=[[1], [2], [3]] * 2)])[topic].result(30)
         delivered: dict[int, int] = {}
 
         def report(err, msg) -> None:  # runs from poll()/flush(), as with confluent-kafka

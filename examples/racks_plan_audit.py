@@ -23,7 +23,7 @@ def main() -> None:
         admin = AdminClient(cluster.client_config())
         # RF 2, both replicas of every partition on brokers 1 and 3: rack-b has no local replica, and leaders
         # sit on rack-a only
-        admin.create_topics([NewTopic(topic, replica_assignment=[[1, 3]] * 6)])[topic].result(30)
+        admin.create_topics([NewTopic(topic, 6, replica_assignment=[[1, 3]] * 6)])[topic].result(30)
         print("brokers:", cluster.racks)
 
         # 1. Plan: three consumers, one per rack, with client.rack set (KIP-881), vs the consumer protocol

@@ -29,28 +29,34 @@ def main() -> None:
         print(f"group.instance.id {instance.value!r} (from {instance.source})")
         advice = recommend_session_timeout_ms(restart_seconds=8)  # the restart's p99
         print("session:", advice.config(), "-", advice.reasoning[0])
-        print(check_instance_id_unique(admin, group, instance.value).explain())
-
         config = {**cluster.client_config(), "group.id": group, "group.instance.id": instance.value,
                   "auto.offset.reset": "earliest", **advice.config()}
-        first = _join(config, topic)
+        consumer = _join(config, topic)
+        first = _assigned(consumer)
         print("first start, assigned:", first)
+        # is the id unique? this process holds it (own_member_id); a second process with it would fence us
+        print(check_instance_id_unique(admin, group, instance.value, own_member_id=consumer.memberid()).explain())
+        print("for another process:", check_instance_id_unique(admin, group, instance.value).explain())
+        consumer.close()  # a static member's close does not leave the group
         # a restart within the session timeout: same id, same partitions, no rebalance of the others
-        second = _join(config, topic)
+        consumer = _join(config, topic)
+        second = _assigned(consumer)
+        consumer.close()
         print("after restart, assigned:", second, "- same partitions" if second == first else "- moved")
 
 
-def _join(config: dict, topic: str, timeout_s: float = 30.0) -> list[int]:
-    """Start a consumer, wait (bounded) for its assignment, close it: a static member's close does not leave."""
+def _join(config: dict, topic: str, timeout_s: float = 30.0) -> Consumer:
+    """A consumer that has its assignment (bounded wait)."""
     consumer = Consumer(config)
     consumer.subscribe([topic])
     deadline = time.monotonic() + timeout_s
-    try:
-        while not consumer.assignment() and time.monotonic() < deadline:
-            consumer.poll(0.5)
-        return sorted(tp.partition for tp in consumer.assignment())
-    finally:
-        consumer.close()
+    while not consumer.assignment() and time.monotonic() < deadline:
+        consumer.poll(0.5)
+    return consumer
+
+
+def _assigned(consumer: Consumer) -> list[int]:
+    return sorted(tp.partition for tp in consumer.assignment())
 
 
 if __name__ == "__main__":

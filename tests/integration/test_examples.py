@@ -27,7 +27,8 @@ EXPECTED: dict[str, tuple[tuple[str, ...], bool, bool]] = {
     "spark_datasource.py": ((r"read 5000 rows, dropped 0 replays",), True, False),
     "racks_plan_audit.py": ((r"plan range +\(classic +\): \d+ of 6", r"audit clean: False",
                              r"reassignment: [1-9]\d* partitions to move"), False, False),
-    "static_membership.py": ((r"group.instance.id '[^']+-0'", r"is free in group", r"- same partitions"),
+    "static_membership.py": ((r"group.instance.id '[^']+-0'", r"is free in group", r"already used in group",
+                              r"- same partitions"),
                              False, False),
     "cluster_faults.py": ((r"after resume: 0 undelivered",), False, True),
 }
