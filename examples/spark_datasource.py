@@ -22,7 +22,8 @@ from mutepro.spark import ReplayFilter, register
 def main() -> None:
     with use_cluster() as cluster:
         topic = f"spark-batch-{uuid.uuid4().hex[:6]}"
-        AdminClient(cluster.client_config()).create_topics([NewTopic(topic, 6, 1)])[topic].result(30)
+        admin = AdminClient(cluster.client_config())  # kept: the future needs its client alive
+        admin.create_topics([NewTopic(topic, 6, 1)])[topic].result(30)
         spark = (SparkSession.builder.master("local[2]").config("spark.sql.shuffle.partitions", "2")
                  .config("spark.ui.showConsoleProgress", "false").getOrCreate())
         register(spark)  # once per session
