@@ -43,7 +43,7 @@ def main() -> None:
         query = (stream.writeStream.foreachBatch(sink).option("checkpointLocation", tempfile.mkdtemp())
                  .trigger(processingTime="1 second").start())
         try:
-            query.awaitTermination(15)
+            query.awaitTermination(8)
         finally:
             query.stop()
             spark.stop()
