@@ -71,12 +71,18 @@ def plot(jobs: Sequence[JobSamples], summaries: Sequence[JobSummary], plan: Faul
                 ax.axvspan(p.start_s, p.end_s, color=style[0], alpha=style[1], label=style[2] if ax is top else None,
                            linewidth=0)
     top.axhline(rate, color="#555555", linestyle=":", linewidth=1, label=f"rows/s offered to each job ({rate:,})")
-    peak = float(rate)
+    # Catch-up bursts after a stall reach several times the offered rate; drawn to scale they would flatten the
+    # steady rate and the dips that matter, so the axis stops at 5x the offered rate and a clipped peak is named
+    ceiling = rate * 5.0
     muted_axis = None
     for i, (job, summary) in enumerate(zip(jobs, summaries, strict=True)):
         colour = _COLOURS[i % len(_COLOURS)]
         series = smoothed(job.delivered, duration)
-        peak = max([peak, *series])
+        peak = max(series, default=0.0)
+        if peak > ceiling:
+            at = series.index(peak)
+            top.annotate(f"catch-up burst: {peak:,.0f} rows/s", (at, ceiling), xytext=(12, -14),
+                         textcoords="offset points", fontsize=8, color=colour)
         ratio = "" if summary.fault_vs_before is None else f", {summary.fault_vs_before:.2f}x of before during fault"
         top.plot(range(len(series)), series, color=colour, linewidth=2,
                  label=f"{job.name}: rows/s in Kafka (3 s avg){ratio}")
@@ -105,6 +111,9 @@ def plot(jobs: Sequence[JobSamples], summaries: Sequence[JobSummary], plan: Faul
             if summary.time_to_unmute_s:
                 _mark(top, plan.window[1] + summary.time_to_unmute_s,
                       f"all unmuted, {summary.time_to_unmute_s:.1f} s after the fault", "#2ca02c")
+            elif summary.time_to_unmute_s is None:
+                top.annotate(f"{steps[-1][1]} partitions still muted at the end", (duration, 0), xytext=(-6, 6),
+                             textcoords="offset points", fontsize=8, color=colour, ha="right")
     if muted_axis is not None:
         muted_axis.set_ylim(0, max(12, muted_axis.get_ylim()[1]))
         lines, labels = top.get_legend_handles_labels()
@@ -112,7 +121,7 @@ def plot(jobs: Sequence[JobSamples], summaries: Sequence[JobSummary], plan: Faul
         top.legend(lines + more, labels + more_labels, loc="upper left", fontsize=8, framealpha=0.9)
     else:
         top.legend(loc="upper left", fontsize=8, framealpha=0.9)
-    top.set_ylim(0, peak * 1.6)
+    top.set_ylim(0, ceiling)
     top.set_ylabel("rows written per second")
     top.grid(alpha=0.3)
     top.set_title(title, fontsize=11)
