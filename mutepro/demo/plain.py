@@ -176,7 +176,8 @@ def plot(results: list[RunResult], path: Path, plan: FaultPlan) -> None:
                        label=f"broker {FAULTY_BROKER} {what}")
     ax.set_xlabel("seconds since start")
     ax.set_ylabel("messages delivered per second")
-    ax.set_title(f"One {plan.fault} broker: plain confluent-kafka vs MuteProducer (12 partitions, 3 brokers)")
+    what = {"both": "limping, then stalled", "limp": "limping", "stall": "stalled"}[plan.fault]
+    ax.set_title(f"One broker {what}: plain confluent-kafka vs MuteProducer (12 partitions, 3 brokers)")
     ax.legend(loc="lower left")
     ax.grid(alpha=0.3)
     fig.tight_layout()
@@ -214,7 +215,8 @@ def run_plain(cluster: LocalCluster, *, rate: int, plan: FaultPlan, out: Path, c
             r.duplicates = records - r.consumed
         results.append(r)
 
-    table = Table(title=f"mutepro demo --plain: broker {FAULTY_BROKER} of three {plan.fault}")
+    what = {"both": "limping, then stalled", "limp": "limping", "stall": "stalled"}[plan.fault]
+    table = Table(title=f"mutepro demo --plain: broker {FAULTY_BROKER} of three {what}")
     for col in ("producer", "produced", "delivered", "failed", "lost", "consumed", "dups", "BufferErrors",
                 "fault/before", "p99 ms", "mute after"):
         table.add_column(col, justify="right", overflow="fold")
