@@ -1,39 +1,46 @@
-"""MuteProducer as a drop-in for confluent_kafka.Producer, on a local 3-broker cluster with one broker stalled.
+"""Drop-in producer: MuteProducer where confluent_kafka.Producer was, on a 3-broker cluster with broker 2 stalled.
 
-python examples/quickstart.py
+    python examples/quickstart.py              # starts (and stops) a local 3-rack cluster
+    mutepro cluster up && export MUTEPRO_BOOTSTRAP=...   # or reuse one mutepro started
 """
 
 from __future__ import annotations
 
-from confluent_kafka.admin import AdminClient
+import uuid
+
+from confluent_kafka.admin import AdminClient, NewTopic
 
 from mutepro import MuteProducer
-from mutepro.cluster import ClusterSpec, LocalCluster
-from mutepro.cluster.topics import create_topic
+from mutepro.cluster import use_cluster
 
 
 def main() -> None:
-    with LocalCluster(ClusterSpec(brokers=3)) as cluster:
-        create_topic(AdminClient(cluster.client_config()), "events", replica_assignment=[[1], [2], [3]] * 2)
+    with use_cluster() as cluster:
+        topic = f"events-{uuid.uuid4().hex[:6]}"
+        admin = AdminClient(cluster.client_config())
+        # one replica per partition, partitions 1 and 4 on broker 2: nothing else can serve them while it hangs
+        admin.create_topics([NewTopic(topic, 6, replica_assignment=[[1], [2], [3]] * 2)])[topic].result(30)
         delivered: dict[int, int] = {}
 
         def report(err, msg) -> None:  # runs from poll()/flush(), as with confluent-kafka
             if err is None:
                 delivered[msg.partition()] = delivered.get(msg.partition(), 0) + 1
 
+        # the same config dict as Producer; mutepro's own settings come separately (a policy)
         with MuteProducer(
             cluster.client_config(**{"linger.ms": 5}), policy={"defaults": {"slow_call": {"threshold_ms": 500}}}
         ) as producer:
-            with cluster.stalled(2):  # broker 2 leads partitions 1 and 4
+            producer.wait_for_topic(topic, 30)
+            with cluster.stalled(2):
                 for i in range(20_000):
-                    producer.produce("events", value=f"event-{i}".encode(), on_delivery=report)
+                    producer.produce(topic, value=f"event-{i}".encode(), on_delivery=report)
                     producer.poll(0)
                 producer.flush(10)
                 print("muted while broker 2 is stalled:", producer.mute_manager.muted_partitions())
-                print("delivered while broker 2 is stalled:", dict(sorted(delivered.items())))
-            producer.flush(60)
+                print("delivered while broker 2 is stalled:", sum(delivered.values()), "of 20000")
+            left = producer.flush(60)
         print("delivered per partition:", dict(sorted(delivered.items())))
-        print("counters:", producer.counters.as_dict())
+        print(f"undelivered: {left}; counters: {producer.counters.as_dict()}")
 
 
 if __name__ == "__main__":

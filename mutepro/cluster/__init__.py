@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from mutepro.cluster.env import can_inject_faults, from_env, use_cluster
 from mutepro.cluster.faults import Limper
 from mutepro.cluster.jars import DEFAULT_KAFKA_VERSION, KafkaDistribution, resolve_kafka
 from mutepro.cluster.launcher import BrokerInfo, LocalCluster
@@ -15,6 +16,9 @@ __all__ = [
     "KafkaDistribution",
     "Limper",
     "LocalCluster",
+    "can_inject_faults",
     "create_topic",
+    "from_env",
     "resolve_kafka",
+    "use_cluster",
 ]

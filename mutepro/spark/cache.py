@@ -60,6 +60,7 @@ class Worker:
     producer: MuteProducer
     errors: ErrorLog
     policy: Policy
+    events_seen: float = float("-inf")  # clock time of the newest mute event already reported by a task
 
 
 _lock = threading.Lock()

@@ -32,6 +32,8 @@ BATCH_HEADER = "x-mutepro-batch"
 ROW_HEADER = "x-mutepro-row"
 _FULL_QUEUE_PAUSE_S = 0.05
 _METADATA_WAIT_S = 10.0
+_EVENT_KINDS = frozenset({"mute", "remute", "unmute"})
+_EVENTS_PER_TASK = 200  # a flapping partition must not blow up a task's figures
 
 
 def task_labels(run: str, batch: int | None) -> tuple[str, int, int]:
@@ -85,6 +87,7 @@ def write_task(batches: Iterable[Any], plan: WritePlan, run: str, batch: int | N
         failed=errors.count,
         muted=[f"{t}:{p}" for t, ps in producer.mute_manager.muted_partitions().items() for p in ps],
         seconds=round(ended - started, 3), flush_seconds=round(ended - flush_from, 3),
+        events=_new_events(worker),
     )
     if errors.count or left:
         message = _failure_message(producer, errors, left, rows, label, part)
@@ -93,6 +96,26 @@ def write_task(batches: Iterable[Any], plan: WritePlan, run: str, batch: int | N
         raise SinkDeliveryError(message)
     log.info("spark_task_written", batch=label, **vars(figures))
     return figures
+
+
+def _new_events(worker: cache.Worker) -> list[list[object]]:
+    """The producer's mute decisions since the previous task of this worker, stamped with wall-clock time.
+
+    Reported per task, not per batch: a worker's producer decides between tasks too (its tick thread unmutes
+    after probes), and those decisions belong to whichever task of this worker comes next.
+    """
+    events = [e for e in worker.producer.mute_manager.events if e.at > worker.events_seen]
+    if not events:
+        return []
+    worker.events_seen = events[-1].at
+    # the manager's clock is the producer's (time.monotonic unless a test injects one): shift to epoch seconds
+    # so that the driver can place the events on its own timeline
+    offset = time.time() - time.monotonic()
+    rows: list[list[object]] = [
+        [e.kind, f"{e.topic}:{e.partition}", e.broker, round(e.at + offset, 3)]
+        for e in events if e.kind in _EVENT_KINDS
+    ]
+    return rows[-_EVENTS_PER_TASK:]
 
 
 def _write_batch(

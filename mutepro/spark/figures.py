@@ -27,6 +27,9 @@ class TaskFigures:
     muted: list[str] = field(default_factory=list)  # "topic:partition" muted at the task's end
     seconds: float = 0.0  # the whole task: produce and flush
     flush_seconds: float = 0.0  # of which waiting for deliveries at the end
+    # mute decisions of the worker's producer since its previous task: [kind, "topic:partition", broker, epoch s]
+    # (kind: mute, remute, unmute), so the driver sees when partitions were muted and unmuted, not just that
+    events: list[list[object]] = field(default_factory=list)
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), separators=(",", ":"))
@@ -51,6 +54,8 @@ class BatchFigures:
     write_seconds: float  # the slowest task: what the batch waited for
     flush_seconds: float  # the slowest task's end-of-task wait for deliveries
     producers: tuple[str, ...] = ()  # the distinct worker producers that wrote the batch
+    # every task's mute decisions, oldest first: (kind, "topic:partition", broker, epoch s, producer)
+    events: tuple[tuple[object, ...], ...] = ()
 
     @classmethod
     def of(cls, batch_id: int | None, tasks: Iterable[TaskFigures]) -> BatchFigures:
@@ -67,10 +72,12 @@ class BatchFigures:
             write_seconds=max((t.seconds for t in items), default=0.0),
             flush_seconds=max((t.flush_seconds for t in items), default=0.0),
             producers=tuple(sorted({t.producer for t in items if t.producer})),
+            events=tuple(sorted(((*e, t.producer) for t in items for e in t.events), key=lambda e: float(e[3])))  # type: ignore[arg-type]  # [kind, where, broker, at],
         )
 
     def as_dict(self) -> dict[str, object]:
         data = asdict(self)
         data["muted_partitions"] = list(self.muted_partitions)
         data["producers"] = list(self.producers)
+        data["events"] = [list(e) for e in self.events]
         return data

@@ -15,11 +15,11 @@ import os
 import shutil
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from pathlib import Path
 
 import pytest
 
-from mutepro.cluster.launcher import LocalCluster, default_run_root
+from mutepro.cluster.env import from_env
+from mutepro.cluster.launcher import LocalCluster
 from mutepro.cluster.spec import ClusterSpec
 from mutepro.cluster.topics import create_topic
 from mutepro.testing.redis_server import RedisServer
@@ -90,13 +90,8 @@ def redis_url() -> Iterator[str]:
 
 
 def _existing_cluster(bootstrap: str) -> LocalCluster:
-    run_dir = Path(os.environ.get("MUTEPRO_CLUSTER_DIR", default_run_root() / "default"))
-    if (run_dir / "state.json").exists():
-        cluster = LocalCluster.attach(run_dir)
-        if cluster.bootstrap_servers.split(",")[0] in bootstrap.split(","):
-            return cluster
-    # A cluster mutepro did not start: usable for everything except faults (no process ids to signal).
-    return LocalCluster.external(bootstrap)
+    # A cluster mutepro did not start is usable for everything except faults (no process ids to signal).
+    return from_env(bootstrap)
 
 
 def _slug(name: str) -> str:

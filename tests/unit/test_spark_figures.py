@@ -22,3 +22,13 @@ class TestFigures:
         assert (b.write_seconds, b.flush_seconds) == (2.0, 1.0)
         assert b.as_dict()["muted_partitions"] == ["t:1", "t:2"]
         assert b.producers == ("7/mutepro-1",)
+
+    def test_batch_merges_task_events_in_time_order_with_their_producer(self) -> None:
+        """Mute decisions of every task come out oldest first, each naming the worker producer that made it."""
+        b = BatchFigures.of(1, [
+            TaskFigures(producer="7/a", events=[["unmute", "t:1", 2, 20.0]]),
+            TaskFigures(producer="8/b", events=[["mute", "t:1", 2, 10.0]]),
+        ])
+        assert b.events == (("mute", "t:1", 2, 10.0, "8/b"), ("unmute", "t:1", 2, 20.0, "7/a"))
+        assert b.as_dict()["events"][0] == ["mute", "t:1", 2, 10.0, "8/b"]
+        assert TaskFigures.from_json(TaskFigures(events=[["mute", "t:1", 2, 1.5]]).to_json()).events[0][0] == "mute"

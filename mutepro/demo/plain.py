@@ -1,15 +1,14 @@
-"""``mutepro demo``: the end-to-end job, on the embedded local cluster (or one you point it at).
+"""``mutepro demo --plain``: the producer-only comparison, without Spark.
 
-It starts a real 3-broker, 3-rack KRaft cluster, creates a 12-partition topic, and runs the same open-loop load
-twice — once through plain ``confluent_kafka.Producer``, once through :class:`~mutepro.MuteProducer` — while broker
-2 is SIGSTOPped for part of each run. It consumes everything back, prints what each producer delivered during the
-fault, the BufferErrors the application saw, p99 latency and losses, writes a PNG of throughput over time, and
-stops the cluster. Exit code 0 only if MuteProducer lost nothing and everything it delivered was consumed.
+On a 12-partition topic, the same open-loop load runs twice — once through plain ``confluent_kafka.Producer``,
+once through :class:`~mutepro.MuteProducer` — while broker 2 misbehaves (the demo's fault plan) for part of
+each run. It consumes everything back, prints what each producer delivered during the fault, the BufferErrors
+the application saw, p99 latency and losses, and writes a PNG of throughput over time. Exit code 0 only if
+MuteProducer lost nothing and everything it delivered was consumed.
 """
 
 from __future__ import annotations
 
-import sys
 import threading
 import time
 import uuid
@@ -23,9 +22,7 @@ from rich.console import Console
 from rich.table import Table
 
 from mutepro.cluster.launcher import LocalCluster
-from mutepro.cluster.spec import ClusterSpec
-
-_console = Console(stderr=True)
+from mutepro.demo.schedule import FAULTY_BROKER, FaultPlan, FaultRunner
 
 
 @dataclass
@@ -72,11 +69,12 @@ def run_once(
     topic: str,
     *,
     rate: int,
-    duration_s: float,
-    fault_at_s: float,
-    fault_s: float,
+    plan: FaultPlan,
 ) -> RunResult:
-    """Produce at ``rate`` msg/s for ``duration_s`` with broker 2 stalled from ``fault_at_s`` for ``fault_s``."""
+    """Produce at ``rate`` msg/s for the plan's duration while its faults happen."""
+    duration_s = plan.duration_s
+    fault_at_s, fault_end_s = plan.window
+    fault_s = fault_end_s - fault_at_s
     result = RunResult(name)
     producer = make_producer()
     lock = threading.Lock()
@@ -98,26 +96,13 @@ def run_once(
                 result.failed += 1
 
     pad = b"x" * 500
-    fault_started = threading.Event()
-    fault_done = threading.Event()
-
-    def fault() -> None:
-        fault_started.wait(duration_s + 5)
-        with cluster.stalled(2):
-            fault_done.wait(fault_s)
-
-    stall_thread = threading.Thread(target=fault, daemon=True)
-    stall_thread.start()
+    faults = FaultRunner(cluster, plan, start).start()
     n = 0
     try:
         while True:
             elapsed = time.monotonic() - start
             if elapsed >= duration_s:
                 break
-            if elapsed >= fault_at_s and not fault_started.is_set():
-                fault_started.set()
-            if elapsed >= fault_at_s + fault_s and not fault_done.is_set():
-                fault_done.set()
             due = int(elapsed * rate)
             while n < due:
                 sent_at = time.monotonic()
@@ -132,18 +117,18 @@ def run_once(
                     break  # the application backs off until its next slot, as a well-behaved app would
             producer.poll(0.005)
     finally:
-        fault_started.set()
-        fault_done.set()
-        stall_thread.join(30)
+        faults.stop()
+    if faults.error is not None:
+        raise faults.error
     producer.flush(60)
     manager = getattr(producer, "mute_manager", None)
     if manager is not None:
         events = manager.events
-        mutes = [e.at for e in events if e.kind == "mute" and e.broker == 2]
+        mutes = [e.at for e in events if e.kind == "mute" and e.broker == FAULTY_BROKER]
         if mutes:
             result.mute_after_s = min(mutes) - (start + fault_at_s)
         producer.close()
-    result.fault_window = (fault_at_s, fault_at_s + fault_s)
+    result.fault_window = (fault_at_s, fault_end_s)
     result.per_second = buckets[: int(duration_s)]
     before = buckets[1 : int(fault_at_s)]
     result.before_fault_rate = sum(before) / max(1, len(before))
@@ -175,7 +160,7 @@ def count_records(bootstrap: str, topic: str, expected: int, timeout_s: float = 
     return records, len(ids)
 
 
-def plot(results: list[RunResult], path: Path) -> None:
+def plot(results: list[RunResult], path: Path, plan: FaultPlan) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -184,11 +169,15 @@ def plot(results: list[RunResult], path: Path) -> None:
     fig, ax = plt.subplots(figsize=(9, 4.2))
     for r, colour in zip(results, ("#d62728", "#1f77b4"), strict=False):
         ax.plot(range(len(r.per_second)), r.per_second, label=f"{r.name}", color=colour, linewidth=2)
-    start, end = results[0].fault_window
-    ax.axvspan(start, end, color="#999999", alpha=0.25, label="broker 2 stalled (SIGSTOP)")
+    for p in plan.phases:
+        if p.name in ("limp", "stall"):
+            what = "stalled (SIGSTOP)" if p.name == "stall" else "limping"
+            ax.axvspan(p.start_s, p.end_s, color="#999999" if p.name == "stall" else "#ff7f0e", alpha=0.25,
+                       label=f"broker {FAULTY_BROKER} {what}")
     ax.set_xlabel("seconds since start")
     ax.set_ylabel("messages delivered per second")
-    ax.set_title("One stalled broker: plain confluent-kafka vs MuteProducer (12 partitions, 3 brokers)")
+    what = {"both": "limping, then stalled", "limp": "limping", "stall": "stalled"}[plan.fault]
+    ax.set_title(f"One broker {what}: plain confluent-kafka vs MuteProducer (12 partitions, 3 brokers)")
     ax.legend(loc="lower left")
     ax.grid(alpha=0.3)
     fig.tight_layout()
@@ -196,49 +185,38 @@ def plot(results: list[RunResult], path: Path) -> None:
     plt.close(fig)
 
 
-@click.command("demo")
-@click.option("--rate", default=3000, show_default=True, help="Messages per second offered (open loop).")
-@click.option("--duration", default=30.0, show_default=True, help="Seconds per run.")
-@click.option("--fault-at", default=8.0, show_default=True, help="Second at which broker 2 is stalled.")
-@click.option("--fault", "fault_s", default=12.0, show_default=True, help="Seconds broker 2 stays stalled.")
-@click.option("--out", type=click.Path(path_type=Path), default=Path("mutepro-demo.png"), show_default=True,
-              help="Where to write the throughput plot.")
-def demo(rate: int, duration: float, fault_at: float, fault_s: float, out: Path) -> None:
-    """Run the end-to-end job on the embedded cluster: plain Producer vs MuteProducer under a stalled broker."""
-    from confluent_kafka import Producer
-    from confluent_kafka.admin import AdminClient
+def run_plain(cluster: LocalCluster, *, rate: int, plan: FaultPlan, out: Path, console: Console) -> bool:
+    """Both producers, one after the other, each on its own topic; prints the table, writes ``out``.
 
-    from mutepro.cluster.topics import create_topic
+    True if MuteProducer lost nothing and everything it delivered was consumed.
+    """
+    from confluent_kafka import Producer
+
+    from mutepro.demo.setup import create_topic
     from mutepro.producer import MuteProducer
 
-    if not 0 < fault_at < fault_at + fault_s < duration:
-        raise click.BadParameter("expected 0 < --fault-at < --fault-at + --fault < --duration", param_hint="--fault")
-    with _console.status("starting the embedded 3-broker, 3-rack Kafka cluster"):
-        cluster = LocalCluster(ClusterSpec(brokers=3)).start()
-    try:
-        _console.print(f"cluster up: {cluster.bootstrap_servers} racks {cluster.racks}")
-        # A small local queue makes the shared-buffer problem visible quickly: 12 partitions, 4 on broker 2.
-        conf = cluster.client_config(**{
-            "linger.ms": 5, "acks": "1", "queue.buffering.max.messages": 10_000, "message.timeout.ms": 60_000,
-        })
-        policy = {"defaults": {"slow_call": {"threshold_ms": 1000}, "breaker": {"retry_interval_ms": 4000}}}
-        results = []
-        for name, make in (
-            ("confluent_kafka.Producer", lambda: Producer(dict(conf))),
-            ("mutepro.MuteProducer", lambda: MuteProducer(conf, policy=policy)),
-        ):
-            topic = f"demo-{uuid.uuid4().hex[:6]}"
-            create_topic(AdminClient(cluster.client_config()), topic, replica_assignment=[[1], [2], [3]] * 4)
-            with _console.status(f"{name}: {duration:.0f} s at {rate} msg/s, broker 2 stalled {fault_s:.0f} s"):
-                r = run_once(make, name, cluster, topic, rate=rate, duration_s=duration, fault_at_s=fault_at,
-                             fault_s=fault_s)
-                records, r.consumed = count_records(cluster.bootstrap_servers, topic, r.delivered)
-                r.duplicates = records - r.consumed
-            results.append(r)
-    finally:
-        cluster.stop()
+    # A small local queue makes the shared-buffer problem visible quickly: 12 partitions, 4 on broker 2.
+    conf = cluster.client_config(**{
+        "linger.ms": 5, "acks": "1", "queue.buffering.max.messages": 10_000, "message.timeout.ms": 60_000,
+    })
+    policy = {"defaults": {"slow_call": {"threshold_ms": 1000}, "breaker": {"retry_interval_ms": 4000}}}
+    results = []
+    start, end = plan.window
+    for name, make in (
+        ("confluent_kafka.Producer", lambda: Producer(dict(conf))),
+        ("mutepro.MuteProducer", lambda: MuteProducer(conf, policy=policy)),
+    ):
+        topic = f"demo-{uuid.uuid4().hex[:6]}"
+        create_topic(cluster, topic)
+        with console.status(f"{name}: {plan.duration_s:.0f} s at {rate} msg/s, broker {FAULTY_BROKER} "
+                            f"{plan.fault} from {start:.0f} s to {end:.0f} s"):
+            r = run_once(make, name, cluster, topic, rate=rate, plan=plan)
+            records, r.consumed = count_records(cluster.bootstrap_servers, topic, r.delivered)
+            r.duplicates = records - r.consumed
+        results.append(r)
 
-    table = Table(title="mutepro demo: one broker of three stalled")
+    what = {"both": "limping, then stalled", "limp": "limping", "stall": "stalled"}[plan.fault]
+    table = Table(title=f"mutepro demo --plain: broker {FAULTY_BROKER} of three {what}")
     for col in ("producer", "produced", "delivered", "failed", "lost", "consumed", "dups", "BufferErrors",
                 "fault/before", "p99 ms", "mute after"):
         table.add_column(col, justify="right", overflow="fold")
@@ -249,10 +227,11 @@ def demo(rate: int, duration: float, fault_at: float, fault_s: float, out: Path)
             "-" if r.mute_after_s is None else f"{r.mute_after_s:.2f}s",
         )
     Console(width=max(140, Console().width)).print(table)
-    plot(results, out)
+    plot(results, out, plan)
     click.echo(f"plot written to {out}")
     mute = results[-1]
     if mute.lost or mute.failed or mute.consumed != mute.delivered:
-        click.secho("demo FAILED: MuteProducer lost or failed messages", fg="red", err=True)
-        sys.exit(1)
-    click.echo("demo OK: MuteProducer delivered every message, and all of them were consumed back")
+        console.print("demo FAILED: MuteProducer lost or failed messages", style="red")
+        return False
+    console.print("demo OK: MuteProducer delivered every message, and all of them were consumed back")
+    return True
