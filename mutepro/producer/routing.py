@@ -70,7 +70,10 @@ def decide_keyed(
         return Decision(Action.DISPATCH, home)
     if policy == KeyedPolicy.HOLD and outstanding:
         return Decision(Action.HOLD, home)
-    if policy != KeyedPolicy.REROUTE and home in probing(topic) and grant(topic, home):
+    # Every policy probes, reroute included: a half-open partition only closes on probe results, and a producer
+    # with keyed traffic only (a Spark job writing keyed rows) has no unkeyed message to probe with, so without
+    # this its muted partitions never came back (the demo: "not within the run", 0 probes sent).
+    if home in probing(topic) and grant(topic, home):
         return Decision(Action.DISPATCH, home, PROBE)
     if policy == KeyedPolicy.HOLD:
         return Decision(Action.HOLD, home)

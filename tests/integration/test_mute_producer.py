@@ -192,6 +192,30 @@ class TestKeyedPolicies:
         assert all(placed[k] == {home(k, 6)} for k in keys)
         producer.close()
 
+    def test_keyed_only_traffic_unmutes_after_a_stall(self, kafka_cluster: LocalCluster, topic_factory) -> None:
+        """Default policy (reroute), keyed messages only: partitions muted by a stall come back once it ends
+        (keyed messages carry the probes; there is no unkeyed traffic to do it) and their keys go home again."""
+        topic = topic_factory(replica_assignment=RF1)
+        ledger = Ledger()
+        producer = MuteProducer(kafka_cluster.client_config(**{"linger.ms": 5}))
+        _warm(producer, topic, ledger)
+        keys = [f"user-{i}".encode() for i in range(60)]
+        with BackgroundLoad(producer, topic, ledger, rate=400, keys=keys, max_s=120) as load:
+            with kafka_cluster.stalled(2):
+                assert wait_for(lambda: _muted(producer, topic) & ON_BROKER_2, 30), "the stall was never seen"
+            assert wait_for(lambda: not _muted(producer, topic), 90), producer.mute_manager.state()
+            sent_before = len(load.sent)
+            assert wait_for(lambda: len(load.sent) > sent_before + 200, 30)
+            load.stop()
+        assert producer.flush(60) == 0 and ledger.failed == {}
+        assert producer.counters.as_dict()["probes"] > 0
+        home = key_partitioner("consistent_random")
+        records = consume_all(kafka_cluster.bootstrap_servers, topic, len(load.sent) + 60)
+        # sent after the unmute (values are "m<n>|key|seq"): every key on its home partition again
+        late = [m for m in records if m.key() is not None and int(m.value().split(b"|")[0][1:]) >= sent_before]
+        assert late and all(m.partition() == home(m.key(), 6) for m in late)
+        producer.close()
+
     def test_fail_reports_at_once(self, kafka_cluster: LocalCluster, topic_factory) -> None:
         """keyed_policy=fail: a keyed message for a muted partition gets a muted error on the next poll."""
         topic = topic_factory(replica_assignment=RF1)

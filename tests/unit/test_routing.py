@@ -79,9 +79,13 @@ class TestDecideKeyed:
         """No probe slot left: the keyed policy applies (hold)."""
         assert _decide(KeyedPolicy.HOLD, probing=frozenset({1}), grant=False) == Decision(Action.HOLD, 1)
 
-    def test_reroute_never_probes(self) -> None:
-        """reroute keeps moving keys while the home is half-open (probes come from unkeyed traffic)."""
-        assert _decide(KeyedPolicy.REROUTE, probing=frozenset({1})).partition != 1
+    def test_reroute_probes_a_half_open_home(self) -> None:
+        """reroute sends a granted probe home too: with keyed traffic only, nothing else could close the breaker."""
+        assert _decide(KeyedPolicy.REROUTE, probing=frozenset({1})) == Decision(Action.DISPATCH, 1, PROBE)
+
+    def test_reroute_moves_keys_once_the_probes_are_taken(self) -> None:
+        """No probe granted (the half-open quota is in flight): the key moves as during the mute."""
+        assert _decide(KeyedPolicy.REROUTE, probing=frozenset({1}), grant=False).partition != 1
 
 
 @pytest.mark.parametrize("accelerate", PATHS)
