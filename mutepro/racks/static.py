@@ -185,21 +185,39 @@ def check_instance_id_unique(
     timeout_s: float = 15.0,
 ) -> UniquenessReport:
     """Describe ``group_id`` and check ``instance_id`` against its current members."""
+    desc = describe_group(admin, group_id, timeout_s=timeout_s)
+    members = [MemberInfo(m.member_id, m.group_instance_id, m.client_id or "", m.host or "") for m in desc.members]
+    return find_conflicts(group_id, instance_id, members, own_member_id=own_member_id)
+
+
+#: The group's coordinator moved (the leader of its __consumer_offsets partition changed) or is still loading:
+#: the client finds the new one and the same request succeeds a moment later.
+_COORDINATOR_MOVED = frozenset({"NOT_COORDINATOR", "COORDINATOR_NOT_AVAILABLE", "COORDINATOR_LOAD_IN_PROGRESS"})
+
+
+def describe_group(admin: Any, group_id: str, *, timeout_s: float = 15.0) -> Any:
+    """``describe_consumer_groups`` for one group, retried (within ``timeout_s``) while its coordinator moves.
+
+    Raises :class:`~mutepro.errors.ClusterError` (with the original KafkaError) for anything else or at the end.
+    """
+    import time
+
     from confluent_kafka import KafkaException
 
     from mutepro.errors import ClusterError
 
-    try:
-        desc = admin.describe_consumer_groups([group_id], request_timeout=timeout_s)[group_id].result(
-            timeout=timeout_s + 5
-        )
-    except KafkaException as err:
-        raise ClusterError(
-            f"describe_consumer_groups({group_id!r}) failed: {err}",
-            kafka_error=err.args[0] if err.args else None,
-        ) from err
-    members = [MemberInfo(m.member_id, m.group_instance_id, m.client_id or "", m.host or "") for m in desc.members]
-    return find_conflicts(group_id, instance_id, members, own_member_id=own_member_id)
+    deadline = time.monotonic() + timeout_s
+    while True:
+        left = max(1.0, deadline - time.monotonic())
+        try:
+            return admin.describe_consumer_groups([group_id], request_timeout=left)[group_id].result(timeout=left + 5)
+        except KafkaException as err:
+            error = err.args[0] if err.args else None
+            name = error.name() if error is not None and hasattr(error, "name") else ""
+            if name in _COORDINATOR_MOVED and time.monotonic() < deadline:
+                time.sleep(0.2)  # the new coordinator is found by the client's own metadata refresh
+                continue
+            raise ClusterError(f"describe_consumer_groups({group_id!r}) failed: {err}", kafka_error=error) from err
 
 
 # -- session timeout --------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from mutepro.racks import (
 )
 from mutepro.racks.follower import measure_locality
 from mutepro.racks.reassign import read_reassignment_json, write_reassignment_json
+from mutepro.racks.static import describe_group
 from mutepro.racks.topics import cluster_racks, create_rack_aware_topic
 
 pytestmark = pytest.mark.integration
@@ -180,7 +181,7 @@ class TestStaticMembership:
 
             assert member_b.events[-1] == ("assign", b_partitions)
             assert member_a.events == a_events_before
-            desc = admin.describe_consumer_groups([group])[group].result(15)
+            desc = describe_group(admin, group)  # retried while the group's coordinator moves
             assert desc.state.name == "STABLE"
             assert sorted(m.group_instance_id for m in desc.members) == ["static-a", "static-b"]
         finally:

@@ -103,6 +103,49 @@ class TestUniqueness:
         assert report.duplicated_ids == ("a",) and not report.unique
 
 
+class _Future:
+    def __init__(self, outcome: object) -> None:
+        self.outcome = outcome
+
+    def result(self, timeout: float | None = None) -> object:
+        if isinstance(self.outcome, BaseException):
+            raise self.outcome
+        return self.outcome
+
+
+class _Admin:
+    """describe_consumer_groups answering from a script of outcomes (exceptions or descriptions)."""
+
+    def __init__(self, *outcomes: object) -> None:
+        self.outcomes = list(outcomes)
+        self.calls = 0
+
+    def describe_consumer_groups(self, groups: list[str], request_timeout: float) -> dict[str, _Future]:
+        self.calls += 1
+        return {groups[0]: _Future(self.outcomes.pop(0))}
+
+
+class TestDescribeGroup:
+    def test_retries_while_the_coordinator_moves(self) -> None:
+        """NOT_COORDINATOR then COORDINATOR_LOAD_IN_PROGRESS are retried; the description that follows is returned."""
+        from mutepro.racks.static import describe_group
+
+        moved = KafkaException(KafkaError(KafkaError.NOT_COORDINATOR))
+        loading = KafkaException(KafkaError(KafkaError.COORDINATOR_LOAD_IN_PROGRESS))
+        admin = _Admin(moved, loading, "described")
+        assert describe_group(admin, "g", timeout_s=10) == "described" and admin.calls == 3
+
+    def test_other_errors_are_cluster_errors_keeping_the_kafka_error(self) -> None:
+        """GROUP_AUTHORIZATION_FAILED is not retried: a ClusterError naming the call, with the KafkaError."""
+        from mutepro.errors import ClusterError
+        from mutepro.racks.static import describe_group
+
+        admin = _Admin(KafkaException(KafkaError(KafkaError.GROUP_AUTHORIZATION_FAILED)))
+        with pytest.raises(ClusterError, match="describe_consumer_groups") as info:
+            describe_group(admin, "g", timeout_s=10)
+        assert admin.calls == 1 and info.value.kafka_error.code() == KafkaError.GROUP_AUTHORIZATION_FAILED
+
+
 class TestSessionTimeout:
     def test_worked_example(self) -> None:
         """A 40 s restart with safety 1.5 → 60000 ms, heartbeat 3000 ms."""
