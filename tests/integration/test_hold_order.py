@@ -20,10 +20,15 @@ def accelerate(request: pytest.FixtureRequest) -> bool:
     return request.param == "c"
 
 
+def _exercised(producer: MuteProducer) -> bool:
+    counters = producer.counters.as_dict()
+    return counters["mutes"] > 0 and counters["held"] > 0
+
+
 def test_hold_keeps_per_key_order_through_a_stall(
     kafka_cluster: LocalCluster, topic_factory: Any, accelerate: bool
 ) -> None:
-    """60 keys at 1,500 msg/s, broker 2 stopped for 12 s, everything read back: every key's sequence numbers
+    """60 keys at 1,500 msg/s, broker 2 stopped until the hold holds, everything read back: every key's sequence numbers
     arrive complete and in order (the plain producer's outcome), none failed."""
     topic = topic_factory(partitions=12, replication_factor=3)
     ledger = Ledger()
@@ -41,10 +46,16 @@ def test_hold_keeps_per_key_order_through_a_stall(
     poller.start()
     keys = [f"key-{i}".encode() for i in range(60)]
     try:
-        with BackgroundLoad(producer, topic, ledger, rate=1500, keys=keys, max_s=60) as load:
+        with BackgroundLoad(producer, topic, ledger, rate=1500, keys=keys, max_s=120) as load:
             assert wait_for(lambda: len(ledger.delivered) > 3000, 30)
+            # With RF=3 and acks=all the stalled broker first holds up every partition (it is in every ISR):
+            # slow calls everywhere, nothing to mute. Once it leaves the ISRs (replica.lag.time.max.ms=10 s)
+            # only its own partitions stay stuck and are muted. Keep it stopped until the hold has
+            # actually taken messages, then a little longer, so the test does not rest on how fast the
+            # machine got there (12 s fixed was not enough on a busy CI machine).
             with kafka_cluster.stalled(2):
-                stop.wait(12)
+                assert wait_for(lambda: _exercised(producer), 60), producer.counters.as_dict()
+                stop.wait(3)
             # a partition muted again by a failed probe backs off up to breaker.max_retry_interval_ms (60 s)
             assert wait_for(lambda: not producer.mute_manager.muted_partitions().get(topic), 150)
             stop.wait(2)
