@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 
+from mutepro.logs import get_logger
 from mutepro.mute.states import PartitionKey
+
+log = get_logger("mutepro.producer")
 
 Figure = float | int | str
 
@@ -42,3 +45,31 @@ class MuteEvent:
 def opened_partitions(events: Iterable[MuteEvent]) -> list[PartitionKey]:
     """The (topic, partition) pairs an event list says were muted, in order (a test and metrics helper)."""
     return [PartitionKey(e.topic, e.partition) for e in events if e.kind.muted]
+
+
+class EventLog:
+    """Where a manager's events go: a bounded history (:attr:`history`, the last 1,000, for inspection), the
+    ``mutepro.producer`` logger (mutes at WARNING, the rest at INFO) and the application's ``on_event``."""
+
+    LIMIT = 1000
+
+    def __init__(self, on_event: Callable[[MuteEvent], None] | None = None) -> None:
+        self.history: list[MuteEvent] = []
+        self._on_event = on_event
+
+    def announce(self, event: MuteEvent) -> None:
+        self.history.append(event)
+        if len(self.history) > self.LIMIT:
+            del self.history[: self.LIMIT // 10]  # in place: readers hold this list
+        level = log.warning if event.kind.muted else log.info
+        # plain strings in the log fields: the console format shows repr(), and a str enum's repr is not its name
+        level(f"partition_{event.kind.value}", topic=event.topic, partition=event.partition, broker=event.broker,
+              reason=str(event.reason), **plain_fields(event.detail))
+        if self._on_event is not None:
+            self._on_event(event)
+
+
+def plain_fields(detail: Mapping[str, Figure]) -> dict[str, Figure]:
+    """A verdict's figures as log fields, renamed where they would clash with the event's own fields."""
+    reserved = {"event", "topic", "partition", "broker", "reason", "level", "timestamp"}
+    return {(f"detail_{k}" if k in reserved else k): v for k, v in detail.items()}

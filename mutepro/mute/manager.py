@@ -9,7 +9,6 @@ change, so the hot path never takes a lock here.
 
 from __future__ import annotations
 
-import statistics
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -22,10 +21,11 @@ from mutepro.detect.stats import StatsSnapshot
 from mutepro.errors import ConfigError
 from mutepro.logs import get_logger
 from mutepro.mute.breaker import BreakerState, MuteBreaker, PartitionKey, Transition
-from mutepro.mute.events import Figure, MuteEvent, MuteEventKind, opened_partitions
+from mutepro.mute.events import EventLog, Figure, MuteEvent, MuteEventKind, opened_partitions, plain_fields
 from mutepro.mute.factory import build_detectors
 from mutepro.mute.records import PartitionRecord, TopicRecord, since_reset
 from mutepro.mute.store import BreakerStore, MemoryStore
+from mutepro.mute.verdicts import Candidate, congestion_outliers, own_evidence_by_leader, without_saturation
 from mutepro.partition.snapshot import TopicSnapshot
 from mutepro.policy.runtime import runtime_of
 from mutepro.policy.schema import TopicPolicy
@@ -65,7 +65,7 @@ class ProducerMuteManager:
         self._wall_clock = wall_clock
         self._store = store if store is not None else MemoryStore()
         self._detector_factory = detector_factory
-        self._on_event = on_event
+        self._events = EventLog(on_event)
         self._topics: dict[str, TopicRecord] = {}
         #: topic -> current immutable snapshot, swapped whole (read lock-free by producing threads)
         self.snapshots: dict[str, TopicSnapshot] = {}
@@ -88,7 +88,7 @@ class ProducerMuteManager:
         # Breakers being reset by _replace_breaker: their intermediate transitions (adopting the old shared
         # record, force_open + release) are bookkeeping, not mute decisions, so they emit no events.
         self._silenced: set[PartitionKey] = set()
-        self.events: list[MuteEvent] = []  # bounded history for inspection (last 1,000)
+        self.events: list[MuteEvent] = self._events.history  # bounded history for inspection (last 1,000)
 
     # -- read side ------------------------------------------------------------------------------------
 
@@ -285,7 +285,7 @@ class ProducerMuteManager:
         muted per leader and at librdkafka's broker statistics and mutes every partition of a bad broker.
         """
         now = self._clock()
-        verdicts: list[tuple[TopicRecord, PartitionRecord, Verdict]] = []
+        verdicts: list[Candidate] = []
         with self._lock:
             for name, t in list(self._topics.items()):
                 closed_outstanding: dict[int, int] = {}
@@ -321,58 +321,10 @@ class ProducerMuteManager:
             opened, self._pending_open = self._pending_open, []
             return opened
 
-    def _apply_verdicts(
-        self, t: TopicRecord, verdicts: list[tuple[TopicRecord, PartitionRecord, Verdict]],
-        outstanding: Mapping[int, int],
-    ) -> None:
-        """Trip the breakers, unless slow calls are everywhere: that is the producer or the whole cluster
-        saturated, not a bad partition, and muting would only shuffle load around.
-
-        Example: 12 partitions on 3 brokers, one broker stalled -> 4 slow partitions (a third): muted. A closed
-        loop pushing more than the cluster takes -> all 12 slow at once: none muted (logged once per burst).
-
-        Congestion likewise needs an outlier: a partition over its buffer share is muted only while it holds
-        more than ``congestion.outlier_factor`` times the median of the topic's other closed partitions
-        (``outstanding``). The median, not the mean, so a stalled broker's other partitions do not hide it.
-        Worked numbers, 12 partitions, 50,000-message buffer, share 10 % (5,000): a closed loop filling the
-        buffer evenly leaves the fullest partition at ~5,200 against ~4,100 for the others (1.3x): not muted;
-        one CPU-starved broker's partitions at ~5,400 against ~2,000 elsewhere (2.7x, still draining): not
-        muted at the default 3x. A stalled broker's 4 partitions at ~10,000 each against a median of ~100 for
-        the others (3 of the 11 others are its own): 100x, muted -- also when it leads half the partitions.
-        """
-        if not verdicts:
-            return
-        factor = t.policy.congestion.outlier_factor
-        if factor > 1.0 and len(outstanding) > 1:
-            kept = []
-            for v in verdicts:
-                if v[2].reason == MuteReason.CONGESTION:
-                    mine = outstanding.get(v[1].partition, 0)
-                    others = statistics.median(n for p, n in outstanding.items() if p != v[1].partition)
-                    if mine <= factor * others:
-                        continue
-                kept.append(v)
-            verdicts = kept
-            if not verdicts:
-                return
-        slow_now = [v for v in verdicts if v[2].reason == MuteReason.SLOW_CALL]
-        if slow_now:
-            already = sum(
-                1 for part in t.partitions.values()
-                if part.breaker.state is not BreakerState.CLOSED and part.breaker.reason is not None
-                and part.breaker.reason.reason == MuteReason.SLOW_CALL
-            )
-            if 2 * (already + len(slow_now)) > len(t.partitions) and len(t.partitions) > 1:
-                if not t.saturated:
-                    log.warning(
-                        "slow_calls_everywhere", topic=t.name, slow_partitions=already + len(slow_now),
-                        partitions=len(t.partitions), action="not muting: the producer or cluster is saturated",
-                    )
-                t.saturated = True
-                verdicts = [v for v in verdicts if v[2].reason != MuteReason.SLOW_CALL]
-            else:
-                t.saturated = False
-        for topic, part, verdict in verdicts:
+    def _apply_verdicts(self, t: TopicRecord, candidates: list[Candidate], outstanding: Mapping[int, int]) -> None:
+        """Trip the breakers of the verdicts the topic-wide rules keep (see :mod:`mutepro.mute.verdicts`)."""
+        kept = without_saturation(t, congestion_outliers(candidates, outstanding, t.policy.congestion.outlier_factor))
+        for topic, part, verdict in kept:
             self._trip(topic, part, verdict)
 
     def refresh_weights(self, topic: str, queue_sizes: Mapping[int, int]) -> None:
@@ -477,24 +429,11 @@ class ProducerMuteManager:
     def _evaluate_brokers(self, stats: StatsSnapshot | None, now: float) -> None:
         if self._broker_detector is None:
             return
-        bad: dict[int, int] = {}
-        for t in self._topics.values():
-            for part in t.partitions.values():
-                # Evidence against a broker is its partitions muted by their *own* detectors. Half-open ones are
-                # on probation, and ones muted because of the broker verdict itself would make the verdict
-                # self-sustaining: after a limp, two groups of its partitions probing at different times would
-                # keep re-muting each other forever.
-                reason = part.breaker.reason
-                if (
-                    part.breaker.state is BreakerState.OPEN
-                    and part.leader >= 0
-                    and (reason is None or reason.reason != MuteReason.BROKER)
-                ):
-                    bad[part.leader] = bad.get(part.leader, 0) + 1
+        bad = own_evidence_by_leader(self._topics.values())
         verdicts = self._broker_detector.evaluate(stats, bad, now)
         for broker, verdict in verdicts.items():
             if broker not in self._broker_verdicts:
-                log.warning("broker_muted", broker=broker, reason=verdict.describe(), **_plain(verdict.detail))
+                log.warning("broker_muted", broker=broker, reason=verdict.describe(), **plain_fields(verdict.detail))
             only_counts = str(verdict.detail.get("cause", "")) == "bad_partitions"
             for t in self._topics.values():
                 grace = t.runtime.retry_interval_s
@@ -559,30 +498,11 @@ class ProducerMuteManager:
             self._rebuild(topic)
 
     def _emit(
-        self,
-        kind: MuteEventKind,
-        topic: str,
-        partition: int,
-        broker: int | None,
-        reason: str,
+        self, kind: MuteEventKind, topic: str, partition: int, broker: int | None, reason: str,
         detail: Mapping[str, Figure],
     ) -> None:
-        event = MuteEvent(kind, topic, partition, broker, reason, dict(detail), self._clock())
-        self.events.append(event)
-        if len(self.events) > 1000:
-            del self.events[:100]
-        level = log.warning if kind.muted else log.info
-        # plain strings in the log fields: the console format shows repr(), and a str enum's repr is not its name
-        level(f"partition_{kind.value}", topic=topic, partition=partition, broker=broker, reason=str(reason),
-              **_plain(detail))
-        if self._on_event is not None:
-            self._on_event(event)
+        self._events.announce(MuteEvent(kind, topic, partition, broker, reason, dict(detail), self._clock()))
 
 
 def _zero(topic: str, partition: int) -> int:
     return 0
-
-
-def _plain(detail: Mapping[str, Figure]) -> dict[str, Figure]:
-    reserved = {"event", "topic", "partition", "broker", "reason", "level", "timestamp"}
-    return {(f"detail_{k}" if k in reserved else k): v for k, v in detail.items()}

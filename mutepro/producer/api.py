@@ -5,13 +5,17 @@ holds the attributes declared here."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
+from collections.abc import Mapping
 from typing import Any, Self
 
 from confluent_kafka import KafkaException
 
+from mutepro.errors import ConfigError
 from mutepro.mute.manager import ProducerMuteManager
+from mutepro.policy.effective import Policy
 from mutepro.producer import compat
 from mutepro.producer.core import Core
 from mutepro.producer.driver import Driver
@@ -115,6 +119,30 @@ class ClientPassthrough:
 
 class MuteproApi:
     """mutepro's own read-only API of a MuteProducer."""
+
+    # -- construction from YAML ------------------------------------------------------------------------
+
+    @classmethod
+    def from_policy(
+        cls,
+        *sources: str | os.PathLike[str] | Mapping[str, Any] | Policy,
+        config: Mapping[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> Self:
+        """Build a producer from YAML policy files (merged in order): their ``client:`` block is the librdkafka
+        config (``config`` entries override it), the rest is the mute policy."""
+        from mutepro.policy.loader import load_policy
+
+        single = sources[0] if len(sources) == 1 else None
+        policy = single if isinstance(single, Policy) else load_policy(*sources)  # type: ignore[arg-type]
+        client = policy.client
+        client.update(config or {})
+        if "bootstrap.servers" not in client:
+            raise ConfigError(
+                "client.bootstrap.servers: the policy has no bootstrap servers; add it under `client:` "
+                "(e.g. ${KAFKA_BOOTSTRAP}) or pass config={'bootstrap.servers': ...}"
+            )
+        return cls(client, policy=policy, **kwargs)  # type: ignore[call-arg]  # a mixin of MuteProducer
 
     name: str
     counters: ProducerCounters

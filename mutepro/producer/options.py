@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from mutepro.errors import ConfigError
+from mutepro.mute.store import BreakerStore, make_store
 from mutepro.partition.protocols import DefaultMutingPartitioner
-from mutepro.partition.sticky import linger_from_config
+from mutepro.partition.sticky import StickyChooser, linger_from_config
 from mutepro.policy.effective import Policy
 from mutepro.policy.schema import (
     DEFAULT_MESSAGE_TIMEOUT_MS,
@@ -109,3 +110,29 @@ def default_partitioner(conf: Mapping[str, Any], defaults: TopicPolicy) -> Defau
         sticky_bytes=defaults.partitioner.sticky_bytes or int(conf.get("batch.size", 1_000_000)),
         linger_s=linger_from_config(conf),
     )
+
+
+def use_fast_path(accelerate: bool | None, available: bool) -> bool:
+    """The ``accelerate=`` argument against what is built: None takes the C fast path where it exists."""
+    if accelerate and not available:
+        raise ConfigError(
+            "accelerate=True: the C fast path (mutepro.producer._fastpath) is not available here (built without "
+            "a C compiler, or MUTEPRO_PURE_PYTHON is set); reinstall mutepro with gcc present, or drop the option"
+        )
+    return available if accelerate is None else accelerate
+
+
+def store_of(policy: Policy | TopicPolicy) -> BreakerStore | None:
+    """The breaker store a policy's ``state:`` section names (None: the manager's in-memory default)."""
+    state = policy.state if isinstance(policy, Policy) else None
+    return make_store(state.backend, state.url, state.key_prefix) if state is not None else None
+
+
+def sticky_chooser(default: DefaultMutingPartitioner | None, partitioner_name: str) -> StickyChooser | None:
+    """The built-in partitioner's unkeyed choice, called directly on the hot path (one call, not three).
+
+    Only where librdkafka itself spreads NULL keys randomly (the *_random partitioners and random): under
+    consistent / murmur2 / fnv1a a NULL key is hashed like b"" and must land on that hash's partition.
+    """
+    null_is_random = partitioner_name == "random" or partitioner_name.endswith("_random")
+    return default.chooser if default is not None and null_is_random else None

@@ -29,11 +29,11 @@ from typing import Any
 
 import confluent_kafka
 
-from mutepro.errors import ConfigError, MuteproError
+from mutepro.errors import MuteproError
 from mutepro.logs import apply_policy_logging, get_logger
 from mutepro.mute.factory import build_detectors
 from mutepro.mute.manager import DetectorFactory, MuteEvent, ProducerMuteManager
-from mutepro.mute.store import BreakerStore, make_store
+from mutepro.mute.store import BreakerStore
 from mutepro.partition.protocols import DefaultMutingPartitioner, HomePartitioner, MutingPartitioner
 from mutepro.partition.snapshot import TopicSnapshot
 from mutepro.policy.effective import Policy
@@ -140,34 +140,22 @@ class MuteProducer(ClientPassthrough, MuteproApi):
         self._partitioner = partitioner or options.default_partitioner(conf, self._policy_for(""))
         self._home_of = self._partitioner.home_partition if isinstance(self._partitioner, HomePartitioner) else None
 
-        if accelerate and not accel.available():
-            raise ConfigError(
-                "accelerate=True: the C fast path (mutepro.producer._fastpath) is not available here (built without "
-                "a C compiler, or MUTEPRO_PURE_PYTHON is set); reinstall mutepro with gcc present, or drop the option"
-            )
-        native = accel.available() if accelerate is None else accelerate
+        native = options.use_fast_path(accelerate, accel.available())
         self._tracker = OutstandingTracker(
             options.setting(conf, "queue.buffering.max.messages"),
             options.setting(conf, "queue.buffering.max.kbytes") * 1024, native=native,
         )
         self._totals = self._tracker.totals
         self.counters = ProducerCounters(self._totals)
-        if store is None:
-            state = self._policy.state if isinstance(self._policy, Policy) else None
-            store = make_store(state.backend, state.url, state.key_prefix) if state is not None else None
         self._manager = ProducerMuteManager(
-            self._policy_for, clock=clock, store=store, on_event=self._on_mute_event,
+            self._policy_for, clock=clock, store=store or options.store_of(self._policy), on_event=self._on_mute_event,
             detector_factory=detector_factory or build_detectors,
         )
         self._manager.bind_counts(self.outstanding, self.accumulated, self.in_flight)
         self._partitioner.initialize(self._manager)
         self._snapshots = self._manager.snapshots
-        # The built-in partitioner's unkeyed choice is called directly on the hot path (one call, not three).
-        # Only where librdkafka itself spreads NULL keys randomly (the *_random partitioners and random): under
-        # consistent / murmur2 / fnv1a a NULL key is hashed like b"" and must land on that hash's partition.
         default = self._partitioner if type(self._partitioner) is DefaultMutingPartitioner else None
-        null_is_random = self._partitioner_name == "random" or self._partitioner_name.endswith("_random")
-        self._sticky = default.chooser if default is not None and null_is_random else None
+        self._sticky = options.sticky_chooser(default, self._partitioner_name)
 
         # the parts (one module each, see the module docstring), sharing one Core
         core = self._core = Core(
@@ -240,30 +228,6 @@ class MuteProducer(ClientPassthrough, MuteproApi):
                 )
                 thread.start()
                 self._threads.append(thread)
-
-    # -- construction from YAML ------------------------------------------------------------------------
-
-    @classmethod
-    def from_policy(
-        cls,
-        *sources: str | os.PathLike[str] | Mapping[str, Any] | Policy,
-        config: Mapping[str, Any] | None = None,
-        **kwargs: Any,
-    ) -> MuteProducer:
-        """Build a producer from YAML policy files (merged in order): their ``client:`` block is the librdkafka
-        config (``config`` entries override it), the rest is the mute policy."""
-        from mutepro.policy.loader import load_policy
-
-        single = sources[0] if len(sources) == 1 else None
-        policy = single if isinstance(single, Policy) else load_policy(*sources)  # type: ignore[arg-type]
-        client = policy.client
-        client.update(config or {})
-        if "bootstrap.servers" not in client:
-            raise ConfigError(
-                "client.bootstrap.servers: the policy has no bootstrap servers; add it under `client:` "
-                "(e.g. ${KAFKA_BOOTSTRAP}) or pass config={'bootstrap.servers': ...}"
-            )
-        return cls(client, policy=policy, **kwargs)
 
     # -- the confluent_kafka.Producer API ----------------------------------------------------------------
 

@@ -1,0 +1,99 @@
+"""Which detector verdicts become mutes: the topic-wide rules a single partition's detectors cannot see.
+
+A detector judges one partition alone. Two things only the whole topic shows: whether a slow partition is an
+outlier or the producer/cluster is saturated, and whether a congested partition holds more than its peers or
+the buffer is simply full everywhere. The broker detector likewise needs the per-leader count of partitions
+muted by their own evidence. These are pure functions of the topic's records, so the manager stays a
+bookkeeper and the rules are unit-tested on plain values.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Iterable, Mapping
+from typing import TypeAlias
+
+from mutepro.detect.model import MuteReason, Verdict
+from mutepro.logs import get_logger
+from mutepro.mute.records import PartitionRecord, TopicRecord
+from mutepro.mute.states import BreakerState
+
+log = get_logger("mutepro.producer")
+
+Candidate: TypeAlias = tuple[TopicRecord, PartitionRecord, Verdict]
+
+
+def congestion_outliers(
+    candidates: list[Candidate], outstanding: Mapping[int, int], factor: float
+) -> list[Candidate]:
+    """Keep a congestion verdict only while its partition holds more than ``factor`` times the median of the
+    topic's other closed partitions (``outstanding``); every other verdict passes.
+
+    The median, not the mean, so a stalled broker's other partitions do not hide it. Worked numbers, 12
+    partitions, 50,000-message buffer, share 10 % (5,000): a closed loop filling the buffer evenly leaves the
+    fullest partition at ~5,200 against ~4,100 for the others (1.3x): not muted; one CPU-starved broker's
+    partitions at ~5,400 against ~2,000 elsewhere (2.7x, still draining): not muted at the default 3x. A stalled
+    broker's 4 partitions at ~10,000 each against a median of ~100 for the others (3 of the 11 others are its
+    own): 100x, muted -- also when it leads half the partitions.
+    """
+    if factor <= 1.0 or len(outstanding) <= 1:
+        return candidates
+    kept = []
+    for cand in candidates:
+        if cand[2].reason == MuteReason.CONGESTION:
+            mine = outstanding.get(cand[1].partition, 0)
+            others = statistics.median(n for p, n in outstanding.items() if p != cand[1].partition)
+            if mine <= factor * others:
+                continue
+        kept.append(cand)
+    return kept
+
+
+def without_saturation(t: TopicRecord, candidates: list[Candidate]) -> list[Candidate]:
+    """Drop the slow-call verdicts when more than half of the topic's partitions would be slow-call muted:
+    that is the producer or the whole cluster saturated, not a bad partition, and muting would only shuffle
+    load around. Sets ``t.saturated`` and logs once per burst.
+
+    Example: 12 partitions on 3 brokers, one broker stalled -> 4 slow partitions (a third): muted. A closed
+    loop pushing more than the cluster takes -> all 12 slow at once: none muted. With RF=3 and acks=all a
+    stalled broker is in every ISR, so all 12 are slow until it leaves them (replica.lag.time.max.ms): none
+    muted then either, nothing would be gained; its own partitions are muted once the others recover.
+    """
+    slow_now = sum(1 for c in candidates if c[2].reason == MuteReason.SLOW_CALL)
+    if not slow_now:
+        return candidates
+    already = sum(
+        1 for part in t.partitions.values()
+        if part.breaker.state is not BreakerState.CLOSED and part.breaker.reason is not None
+        and part.breaker.reason.reason == MuteReason.SLOW_CALL
+    )
+    if 2 * (already + slow_now) <= len(t.partitions) or len(t.partitions) <= 1:
+        t.saturated = False
+        return candidates
+    if not t.saturated:
+        log.warning(
+            "slow_calls_everywhere", topic=t.name, slow_partitions=already + slow_now,
+            partitions=len(t.partitions), action="not muting: the producer or cluster is saturated",
+        )
+    t.saturated = True
+    return [c for c in candidates if c[2].reason != MuteReason.SLOW_CALL]
+
+
+def own_evidence_by_leader(topics: Iterable[TopicRecord]) -> dict[int, int]:
+    """Per leader, how many of its partitions are muted by their *own* detectors (the broker rule's input).
+
+    Half-open ones are on probation, and ones muted because of the broker verdict itself would make the verdict
+    self-sustaining: after a limp, two groups of its partitions probing at different times would keep re-muting
+    each other forever.
+    """
+    bad: dict[int, int] = {}
+    for t in topics:
+        for part in t.partitions.values():
+            reason = part.breaker.reason
+            if (
+                part.breaker.state is BreakerState.OPEN
+                and part.leader >= 0
+                and (reason is None or reason.reason != MuteReason.BROKER)
+            ):
+                bad[part.leader] = bad.get(part.leader, 0) + 1
+    return bad
