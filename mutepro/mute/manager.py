@@ -25,7 +25,15 @@ from mutepro.mute.events import EventLog, Figure, MuteEvent, MuteEventKind, open
 from mutepro.mute.factory import build_detectors
 from mutepro.mute.records import PartitionRecord, TopicRecord, since_reset
 from mutepro.mute.store import BreakerStore, MemoryStore
-from mutepro.mute.verdicts import Candidate, congestion_outliers, own_evidence_by_leader, without_saturation
+from mutepro.mute.verdicts import (
+    ACTIVE_S,
+    Candidate,
+    age_outliers,
+    congestion_outliers,
+    own_evidence_by_leader,
+    probe_limit,
+    without_saturation,
+)
 from mutepro.partition.snapshot import TopicSnapshot
 from mutepro.policy.runtime import runtime_of
 from mutepro.policy.schema import TopicPolicy
@@ -271,11 +279,13 @@ class ProducerMuteManager:
                 is_slow = i >= calls - slow
                 det.record(Delivery(not failed, threshold * 2 if is_slow else 0.0, now))
 
-    def probe_result(self, topic: str, partition: int, ok: bool) -> None:
+    def probe_result(self, topic: str, partition: int, ok: bool, latency_s: float | None = None) -> None:
+        """A granted probe's outcome: ``ok`` False for a failed delivery; a delivered one (``latency_s`` given)
+        passes only within the topic's probe limit (the slow threshold, or the outlier rule's bar)."""
         t = self._topics.get(topic)
         part = t.partitions.get(partition) if t is not None else None
-        if part is not None:
-            part.breaker.probe_result(ok)
+        if t is not None and part is not None:
+            part.breaker.probe_result(ok and (latency_s is None or latency_s <= t.probe_limit_s))
 
     def evaluate(self, load_of: LoadReader, stats: StatsSnapshot | None = None) -> list[PartitionKey]:
         """One detection round; returns the partitions that became muted since the last call (to rescue).
@@ -289,18 +299,13 @@ class ProducerMuteManager:
         with self._lock:
             for name, t in list(self._topics.items()):
                 closed_outstanding: dict[int, int] = {}
+                active_ages: dict[int, float] = {}  # the outlier rule's input: active closed partitions
+                half_open: list[int] = []
                 for p, part in t.partitions.items():
                     part.breaker.tick()
                     state = part.breaker.state
                     if state is BreakerState.HALF_OPEN:
-                        # A probe (or an older message) still undelivered past the slow threshold means the
-                        # partition has not recovered: it reports nothing, so the probe would never fail on
-                        # its own before message.timeout.ms. Re-open now, with backoff.
-                        limit = t.runtime.slow_threshold_s
-                        if t.runtime.slow_call_enabled:
-                            age = load_of(name, p, now).oldest_age_s
-                            if age is not None and age > limit:
-                                part.breaker.probe_result(False)
+                        half_open.append(p)
                         continue
                     if state is not BreakerState.CLOSED:
                         continue
@@ -308,13 +313,27 @@ class ProducerMuteManager:
                     closed_outstanding[p] = load.outstanding
                     if part.fresh_since is not None:
                         load = since_reset(part, load, now)
+                    if load.sent != part.last_sent:
+                        part.last_sent, part.active_at = load.sent, now
+                    if part.active_at is not None and now - part.active_at <= ACTIVE_S:
+                        active_ages[p] = load.oldest_age_s or 0.0
                     for det in part.detectors:
                         verdict = det.check(load, now)
                         if verdict is not None:
                             verdicts.append((t, part, verdict))
                             break
+                verdicts += age_outliers(t, active_ages, {v[1].partition for v in verdicts})
                 self._apply_verdicts(t, verdicts, closed_outstanding)
                 verdicts = []
+                t.probe_limit_s = probe_limit(t, active_ages)
+                for p in half_open:
+                    # A probe (or an older message) still undelivered past the probe limit means the partition
+                    # has not recovered: it reports nothing, so the probe would never fail on its own before
+                    # message.timeout.ms. Re-open now, with backoff.
+                    if t.runtime.slow_call_enabled:
+                        age = load_of(name, p, now).oldest_age_s
+                        if age is not None and age > t.probe_limit_s:
+                            t.partitions[p].breaker.probe_result(False)
             self._evaluate_brokers(stats, now)
             for name in list(self._topics):
                 self._rebuild(name)

@@ -16,7 +16,8 @@ from mutepro.policy.schema import TopicPolicy
 
 class PartitionRecord:
     __slots__ = (
-        "breaker", "closed_at", "detectors", "forced_by", "fresh_since", "leader", "muted_leader", "partition"
+        "active_at", "breaker", "closed_at", "detectors", "forced_by", "fresh_since", "last_sent", "leader",
+        "muted_leader", "partition",
     )
 
     def __init__(self, partition: int, breaker: MuteBreaker, detectors: list[PartitionDetector]) -> None:
@@ -32,10 +33,13 @@ class PartitionRecord:
         # to the old leader and are not the new leader's doing (see since_reset). None once they are all gone.
         self.fresh_since: float | None = None
         self.closed_at: float | None = None  # when probes last closed the breaker
+        # The outlier rule compares a partition with the topic's *active* ones: sent to within ACTIVE_S.
+        self.last_sent = 0
+        self.active_at: float | None = None
 
 
 class TopicRecord:
-    __slots__ = ("name", "partitions", "policy", "probing", "runtime", "saturated", "snapshot")
+    __slots__ = ("name", "partitions", "policy", "probe_limit_s", "probing", "runtime", "saturated", "snapshot")
 
     def __init__(self, name: str, policy: TopicPolicy) -> None:
         self.name = name
@@ -45,6 +49,9 @@ class TopicRecord:
         self.probing: frozenset[int] = frozenset()
         self.saturated = False
         self.runtime = runtime_of(policy)
+        # A probe slower than this failed: the slow threshold, or lower where the outlier rule sets the bar
+        # (see verdicts.probe_limit); refreshed every evaluation round.
+        self.probe_limit_s = self.runtime.slow_threshold_s
 
 
 def since_reset(part: PartitionRecord, load: PartitionLoad, now: float) -> PartitionLoad:
@@ -66,7 +73,7 @@ def since_reset(part: PartitionRecord, load: PartitionLoad, now: float) -> Parti
     ages = Tail(load.ages_s, older)
     return PartitionLoad(
         load.outstanding, load.outstanding_bytes, ages[0] if len(ages) else None, load.buffer_max_messages,
-        load.buffer_max_bytes, ages,
+        load.buffer_max_bytes, ages, load.sent,
     )
 
 

@@ -79,6 +79,66 @@ def without_saturation(t: TopicRecord, candidates: list[Candidate]) -> list[Cand
     return [c for c in candidates if c[2].reason != MuteReason.SLOW_CALL]
 
 
+#: A partition sent nothing for longer than this is left out of the outlier rule's reference: a topic whose keys
+#: all live on one partition has no peers to compare with, and an idle partition's "nothing outstanding" says
+#: nothing about its leader.
+ACTIVE_S = 1.0
+#: Peers needed for a median worth comparing with (a 3-partition topic on 3 brokers has 2 besides the suspect).
+MIN_PEERS = 2
+
+
+def age_outliers(t: TopicRecord, ages: Mapping[int, float], judged: set[int]) -> list[Candidate]:
+    """The relative slow rule: a closed partition whose oldest undelivered message is older than
+    ``slow_call.outlier_factor`` times the median of the topic's other active partitions' (an active partition
+    with nothing outstanding counts 0) and than ``slow_call.outlier_min_ms``. ``ages`` holds the active closed
+    partitions; ``judged`` the ones another detector already has a verdict for.
+
+    Why relative: a broker stopped 80 % of every second (a limping disk, a GC-bound JVM) delays its partitions'
+    messages by up to 0.8 s and never by 1 s, so the default absolute threshold (1 s) never sees it, and any
+    absolute threshold low enough to see it would mute every partition of a cluster that is merely far away or
+    acks=all-slow. Against the topic's own median it stands out within a tick. Worked numbers, 12 partitions on
+    3 brokers, open loop at 65,000 msg/s, linger 5 ms: healthy partitions hold 0-3 ms of messages (median 0),
+    the limping broker's four reach 250 ms 0.25 s into each stop: muted (and, two of them, the whole broker) at
+    ~0.3 s. A saturated closed loop keeps every partition ~300-600 ms deep: a partition needs > 1.5-3 s to
+    stand out. RF=3 acks=all with a stalled follower: every partition waits, none stands out, none muted.
+    """
+    rt = t.runtime
+    if not rt.slow_outlier_enabled or len(ages) <= MIN_PEERS:
+        return []
+    found: list[Candidate] = []
+    for p, age in ages.items():
+        if p in judged or age <= rt.slow_outlier_min_s:
+            continue
+        median = statistics.median(a for q, a in ages.items() if q != p)
+        if age > rt.slow_outlier_factor * median:
+            verdict = Verdict(
+                MuteReason.SLOW_CALL,
+                {
+                    "rule": "outlier",
+                    "oldest_age_s": round(age, 3),
+                    "median_age_s": round(median, 3),
+                    "outlier_factor": rt.slow_outlier_factor,
+                    "outlier_min_s": rt.slow_outlier_min_s,
+                },
+            )
+            found.append((t, t.partitions[p], verdict))
+    return found
+
+
+def probe_limit(t: TopicRecord, ages: Mapping[int, float]) -> float:
+    """How long a probe may take before it counts as failed: the slow threshold, or -- with the outlier rule on
+    and peers to compare with -- the bar the outlier rule would mute at (whichever is lower). A limping broker
+    answers a probe sent during its up-time at once and one sent while it is stopped after up to 0.8 s: with a
+    1 s bar all five probes pass and the partition flaps back in; with the outlier bar (here 250 ms) each
+    probe passes with p ~0.45 and five in a row almost never.
+    """
+    rt = t.runtime
+    if not rt.slow_outlier_enabled or len(ages) < MIN_PEERS:
+        return rt.slow_threshold_s
+    bar = max(rt.slow_outlier_min_s, rt.slow_outlier_factor * statistics.median(ages.values()))
+    return min(rt.slow_threshold_s, bar)
+
+
 def own_evidence_by_leader(topics: Iterable[TopicRecord]) -> dict[int, int]:
     """Per leader, how many of its partitions are muted by their *own* detectors (the broker rule's input).
 

@@ -23,6 +23,9 @@ class TopicRuntime:
     #: a delivery slower than this (s) is slow; ``NO_SLOW_THRESHOLD`` when the slow-call rule is off
     slow_threshold_s: float
     slow_rate: float  # fraction of slow deliveries that mutes
+    #: the relative slow rule (oldest undelivered age vs the topic's median); factor 0.0 when it is off
+    slow_outlier_factor: float
+    slow_outlier_min_s: float
     failure_rate: float  # fraction of failed deliveries that mutes
     congestion_max_share: float  # fraction of the producer's buffer one partition may hold
     congestion_min_age_s: float
@@ -33,11 +36,20 @@ class TopicRuntime:
     def slow_call_enabled(self) -> bool:
         return self.slow_threshold_s != NO_SLOW_THRESHOLD
 
+    @property
+    def slow_outlier_enabled(self) -> bool:
+        return self.slow_outlier_factor > 1.0
+
     @classmethod
     def of(cls, policy: TopicPolicy) -> TopicRuntime:
         return cls(
             slow_threshold_s=policy.slow_call.threshold_ms / 1000.0 if policy.slow_call.enabled else NO_SLOW_THRESHOLD,
             slow_rate=policy.slow_call.rate_threshold_pct / 100.0,
+            slow_outlier_factor=(
+                policy.slow_call.outlier_factor if policy.slow_call.enabled and policy.slow_call.outlier_factor > 1
+                else 0.0
+            ),
+            slow_outlier_min_s=policy.slow_call.outlier_min_ms / 1000.0,
             failure_rate=policy.failure_rate.threshold_pct / 100.0,
             congestion_max_share=policy.congestion.max_buffer_share_pct / 100.0,
             congestion_min_age_s=policy.congestion.min_age_ms / 1000.0,

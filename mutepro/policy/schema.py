@@ -157,6 +157,17 @@ class SlowCallConfig(_Model):
     rate_threshold_pct: float = Field(default=50.0, gt=0, le=100, description="Slow deliveries, percent.")
     window: WindowConfig = Field(default_factory=lambda: WindowConfig(type="time", size=10))
     minimum_calls: int = Field(default=10, ge=1, description="Calls needed in the window before judging.")
+    outlier_factor: float = Field(
+        default=5.0,
+        ge=1.0,
+        description="Also slow: a partition whose oldest undelivered message is older than this many times the "
+        "median of the topic's other active partitions (and than outlier_min_ms). 1 turns the rule off.",
+    )
+    outlier_min_ms: int = Field(
+        default=250,
+        ge=1,
+        description="The outlier rule's floor: an undelivered message younger than this is never an outlier.",
+    )
 
     @model_validator(mode="after")
     def _minimum_fits_window(self) -> SlowCallConfig:

@@ -98,7 +98,7 @@ class ReportHandler:
             if tally is not None:
                 latency = msg.latency() or 0.0
                 if kind & PROBE:
-                    core.manager.probe_result(topic_of(msg), p, latency <= tally.slow_s)
+                    core.manager.probe_result(topic_of(msg), p, True, latency)
                 elif tally.reported[p] > tally.warm[p] >= 0:
                     tally.ok[p] += 1
                     if latency > tally.slow_s:

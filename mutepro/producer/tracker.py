@@ -270,7 +270,7 @@ class OutstandingTracker:
         reported = tally.reported[partition]
         outstanding = sent - reported
         if outstanding <= 0:
-            return PartitionLoad(0, 0, None, self.buffer_max_messages, self.buffer_max_bytes)
+            return PartitionLoad(0, 0, None, self.buffer_max_messages, self.buffer_max_bytes, sent=sent)
         avg = tally.sent_bytes[partition] / sent if sent else 0.0
         ages = _Ages(tally.checkpoints[partition], reported, outstanding, now)
         return PartitionLoad(
@@ -280,4 +280,5 @@ class OutstandingTracker:
             buffer_max_messages=self.buffer_max_messages,
             buffer_max_bytes=self.buffer_max_bytes,
             ages_s=ages,
+            sent=sent,
         )

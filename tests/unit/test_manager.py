@@ -324,6 +324,54 @@ class TestCongestionOutliers:
         assert {p for _, p in rig.evaluate()} == {0, 1, 2, 3, 4, 5}
 
 
+class TestAgeOutlierRule:
+    def _traffic(self, rig: Rig, lagging: dict[int, float]) -> list[tuple[str, int]]:
+        """Every partition got messages; all but ``lagging`` delivered them, those hold one of the given age."""
+        for p in range(6):
+            rig.send(p)
+            if p not in lagging:
+                rig.settle(p)
+        rig.evaluate()  # the manager sees every partition active
+        oldest = max(lagging.values(), default=0.0)
+        rig.clock.advance(oldest)
+        return rig.evaluate()
+
+    def test_a_limping_broker_is_muted_below_the_slow_threshold(self, rig: Rig) -> None:
+        """Broker 2's partitions 0.4 s behind (under the 1 s threshold), the rest drained: 1 and 4 muted as
+        outliers, then 5 by the broker rule."""
+        opened = self._traffic(rig, {1: 0.4, 4: 0.4})
+        assert {p for _, p in opened} == {1, 4, 5}
+        outlier = [e for e in rig.events if e.partition == 1][0]
+        assert outlier.reason == "slow_call" and outlier.detail["rule"] == "outlier"
+
+    def test_under_the_floor_nothing_is_muted(self, rig: Rig) -> None:
+        """0.2 s behind is under outlier_min_ms (250 ms): nothing muted."""
+        assert self._traffic(rig, {1: 0.2}) == []
+
+    def test_idle_partitions_are_no_reference(self, rig: Rig) -> None:
+        """Only partitions 0 and 1 get traffic; partition 1 0.5 s behind has one peer, not enough: not muted."""
+        rig.send(0)
+        rig.settle(0)
+        rig.send(1)
+        rig.evaluate()
+        rig.clock.advance(0.5)
+        assert rig.evaluate() == []
+
+    def test_a_slow_probe_fails(self, rig: Rig) -> None:
+        """With active peers at ~0 ms, a probe answered after 0.5 s (under the 1 s threshold, over the 0.25 s
+        outlier bar) re-mutes; one answered after 0.1 s passes."""
+        to_half_open(rig, 2)
+        for p in (0, 1, 3, 4, 5):
+            rig.send(p)
+            rig.settle(p)
+        rig.evaluate()
+        assert rig.mgr.probing(T) == frozenset({2})
+        rig.mgr.probe_result(T, 2, True, 0.1)
+        assert rig.state_of(2) == "half_open"
+        rig.mgr.probe_result(T, 2, True, 0.5)
+        assert rig.kinds(2)[-1] == "remute"
+
+
 class TestRecovery:
     def test_open_until_retry_interval(self, rig: Rig) -> None:
         """Until retry_interval_ms has passed the partition stays open and nothing probes."""

@@ -7,8 +7,15 @@ from dataclasses import dataclass
 from mutepro.detect.model import MuteReason, Verdict
 from mutepro.mute.records import PartitionRecord, TopicRecord
 from mutepro.mute.states import BreakerState
-from mutepro.mute.verdicts import Candidate, congestion_outliers, own_evidence_by_leader, without_saturation
-from mutepro.policy.schema import TopicPolicy
+from mutepro.mute.verdicts import (
+    Candidate,
+    age_outliers,
+    congestion_outliers,
+    own_evidence_by_leader,
+    probe_limit,
+    without_saturation,
+)
+from mutepro.policy.schema import SlowCallConfig, TopicPolicy
 
 SLOW = Verdict(MuteReason.SLOW_CALL, {"slow_call_rate": 0.9})
 CONGESTED = Verdict(MuteReason.CONGESTION, {"share_pct": 40})
@@ -23,8 +30,8 @@ class StubBreaker:
     reason: Verdict | None = None
 
 
-def topic(partitions: int = 12, leaders: int = 3) -> TopicRecord:
-    t = TopicRecord("t", TopicPolicy())
+def topic(partitions: int = 12, leaders: int = 3, policy: TopicPolicy | None = None) -> TopicRecord:
+    t = TopicRecord("t", policy or TopicPolicy())
     for p in range(partitions):
         part = PartitionRecord(p, StubBreaker(), [])  # type: ignore[arg-type]  # the rules read state/reason
         part.leader = p % leaders + 1
@@ -118,3 +125,69 @@ class TestOwnEvidenceByLeader:
         t.partitions[6].breaker = StubBreaker(BreakerState.OPEN, SLOW)  # type: ignore[assignment]
         t.partitions[6].leader = -1
         assert own_evidence_by_leader([t]) == {}
+
+
+class TestAgeOutliers:
+    def test_a_limping_brokers_partitions_stand_out(self) -> None:
+        """Healthy partitions hold 0-3 ms, the limping broker's four 300 ms: those four are slow."""
+        t = topic()
+        ages = {p: 0.3 if p % 3 == 1 else 0.003 * (p % 2) for p in range(12)}
+        found = age_outliers(t, ages, set())
+        assert sorted(c[1].partition for c in found) == [1, 4, 7, 10]
+        assert all(c[2].reason == MuteReason.SLOW_CALL and c[2].detail["rule"] == "outlier" for c in found)
+
+    def test_below_the_floor_nothing_is_an_outlier(self) -> None:
+        """200 ms against a median of 0 stays under outlier_min_ms (250 ms)."""
+        t = topic()
+        ages = {p: 0.2 if p == 1 else 0.0 for p in range(12)}
+        assert age_outliers(t, ages, set()) == []
+
+    def test_a_saturated_producer_is_not_an_outlier(self) -> None:
+        """Every partition 300-600 ms deep: a 1.2 s one is 2.4-4x the median, under the factor 5."""
+        t = topic()
+        ages = {p: 0.3 + 0.3 * (p % 2) for p in range(12)} | {5: 1.2}
+        assert age_outliers(t, ages, set()) == []
+
+    def test_everyone_waiting_is_not_an_outlier(self) -> None:
+        """RF=3 acks=all with a stalled follower: all twelve 2 s old, none stands out."""
+        t = topic()
+        assert age_outliers(t, dict.fromkeys(range(12), 2.0), set()) == []
+
+    def test_too_few_active_peers_judge_nothing(self) -> None:
+        """A topic whose traffic all goes to one or two partitions has no median to compare with."""
+        t = topic()
+        assert age_outliers(t, {0: 5.0, 1: 0.0}, set()) == []
+
+    def test_partitions_with_a_verdict_are_not_judged_twice(self) -> None:
+        """A partition another detector already has a verdict for gets no second one."""
+        t = topic()
+        ages = {p: 0.5 if p == 1 else 0.0 for p in range(12)}
+        assert age_outliers(t, ages, {1}) == []
+
+    def test_a_factor_of_one_turns_the_rule_off(self) -> None:
+        """slow_call.outlier_factor: 1 disables the relative rule."""
+        t = topic(policy=TopicPolicy(slow_call=SlowCallConfig(outlier_factor=1.0)))
+        ages = {p: 0.5 if p == 1 else 0.0 for p in range(12)}
+        assert age_outliers(t, ages, set()) == []
+
+
+class TestProbeLimit:
+    def test_the_outlier_bar_when_peers_are_fast(self) -> None:
+        """Peers near 0 ms: a probe must answer within outlier_min_ms (0.25 s), not the 1 s slow threshold."""
+        t = topic()
+        assert probe_limit(t, dict.fromkeys(range(11), 0.002)) == 0.25
+
+    def test_scaled_by_a_deep_median(self) -> None:
+        """Peers 120 ms deep: 5 x 0.12 = 0.6 s."""
+        t = topic()
+        assert abs(probe_limit(t, dict.fromkeys(range(11), 0.12)) - 0.6) < 1e-9
+
+    def test_never_above_the_slow_threshold(self) -> None:
+        """Peers 0.5 s deep would give 2.5 s: capped at threshold_ms (1 s)."""
+        t = topic()
+        assert probe_limit(t, dict.fromkeys(range(11), 0.5)) == 1.0
+
+    def test_without_peers_the_slow_threshold(self) -> None:
+        """No active peers (all muted, or one-partition traffic): the slow threshold."""
+        t = topic()
+        assert probe_limit(t, {}) == 1.0
