@@ -33,7 +33,9 @@ bootstrap=$($PY -c 'import json,sys; print(json.load(open(sys.argv[1]))["bootstr
 
 cd "$work"
 sanitized() {
-  env LD_PRELOAD="$(gcc -print-file-name=libasan.so)" \
+  # libstdc++ preloaded too: otherwise ASan cannot intercept __cxa_throw in C++ extensions loaded later
+  # (matplotlib's ft2font raises through pybind11 on import: "CHECK failed ... real___cxa_throw", abort)
+  env LD_PRELOAD="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libstdc++.so)" \
       ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:handle_segv=1 \
       UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
       PYTHONMALLOC=malloc PYTHONPATH="$work" MUTEPRO_BOOTSTRAP="$bootstrap" \
