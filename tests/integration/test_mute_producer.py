@@ -93,6 +93,29 @@ class TestStalledBroker:
         producer.close()
 
 
+    def test_default_policy_mutes_a_limping_broker_as_an_outlier(
+        self, kafka_cluster: LocalCluster, topic_factory
+    ) -> None:
+        """No policy at all: a broker stopped 80% of every second (never 1 s, the default slow threshold) is muted
+        by the relative rule, and no partition of a healthy broker is muted."""
+        topic = topic_factory(replica_assignment=RF1)
+        ledger = Ledger()
+        producer = MuteProducer(kafka_cluster.client_config(**{"linger.ms": 5}))
+        _warm(producer, topic, ledger)
+        with (
+            kafka_cluster.limping(2, duty=0.8, period_s=1.0, max_duration_s=60),
+            BackgroundLoad(producer, topic, ledger, rate=600),
+        ):
+            assert wait_for(lambda: _muted(producer, topic) >= ON_BROKER_2, 30, step=lambda: producer.poll(0.1))
+        mutes = [e for e in producer.mute_manager.events if e.kind in ("mute", "remute")]
+        first = mutes[0]
+        assert first.partition in ON_BROKER_2 and first.detail.get("rule") == "outlier", first
+        assert {e.partition for e in mutes} <= ON_BROKER_2, mutes
+        assert producer.flush(60) == 0
+        assert ledger.failed == {}
+        producer.close()
+
+
 class TestKilledBroker:
     def test_unmute_after_leadership_moves(self, kafka_cluster: LocalCluster, topic_factory) -> None:
         """RF=3: the killed leader's partitions are muted, then unmuted when leadership moves to a live broker."""
@@ -351,13 +374,14 @@ class TestPolicyFromYaml:
     def test_yaml_threshold_decides_whether_a_stall_mutes(
         self, kafka_cluster: LocalCluster, topic_factory, tmp_path
     ) -> None:
-        """slow_call.threshold_ms from YAML drives muting: 300 ms mutes during a stall, 120 s does not."""
+        """slow_call.threshold_ms from YAML drives muting: 300 ms mutes during a stall, 120 s does not (the
+        relative rule, which would see the stall without any threshold, turned off in both)."""
         topic = topic_factory(replica_assignment=RF1)
         for threshold in (300, 120_000):
             path = tmp_path / f"policy-{threshold}.yaml"
             path.write_text(
                 "client:\n  bootstrap.servers: ${BOOT}\n  linger.ms: 5\n"
-                f"defaults:\n  slow_call:\n    threshold_ms: {threshold}\n"
+                f"defaults:\n  slow_call:\n    threshold_ms: {threshold}\n    outlier_factor: 1\n"
                 "  congestion:\n    enabled: false\n  breaker:\n    retry_interval_ms: 60000\n"
             )
         import os
