@@ -87,11 +87,14 @@ ACTIVE_S = 1.0
 MIN_PEERS = 2
 
 
-def age_outliers(t: TopicRecord, ages: Mapping[int, float], judged: set[int]) -> list[Candidate]:
+def age_outliers(
+    t: TopicRecord, ages: Mapping[int, float], peaks: Mapping[int, float], judged: set[int]
+) -> list[Candidate]:
     """The relative slow rule: a closed partition whose oldest undelivered message is older than
-    ``slow_call.outlier_factor`` times the median of the topic's other active partitions' (an active partition
-    with nothing outstanding counts 0) and than ``slow_call.outlier_min_ms``. ``ages`` holds the active closed
-    partitions; ``judged`` the ones another detector already has a verdict for.
+    ``slow_call.outlier_factor`` times the median of the topic's other active partitions' recent peaks (the
+    largest such age each showed over the last 0.5-1 s, 0 when it held nothing) and than
+    ``slow_call.outlier_min_ms``. ``ages`` (now) and ``peaks`` hold the active closed partitions; ``judged``
+    the ones another detector already has a verdict for.
 
     Why relative: a broker stopped 80 % of every second (a limping disk, a GC-bound JVM) delays its partitions'
     messages by up to 0.8 s and never by 1 s, so the default absolute threshold (1 s) never sees it, and any
@@ -109,14 +112,14 @@ def age_outliers(t: TopicRecord, ages: Mapping[int, float], judged: set[int]) ->
     for p, age in ages.items():
         if p in judged or age <= rt.slow_outlier_min_s:
             continue
-        median = statistics.median(a for q, a in ages.items() if q != p)
+        median = statistics.median(a for q, a in peaks.items() if q != p)
         if age > rt.slow_outlier_factor * median:
             verdict = Verdict(
                 MuteReason.SLOW_CALL,
                 {
                     "rule": "outlier",
                     "oldest_age_s": round(age, 3),
-                    "median_age_s": round(median, 3),
+                    "median_peak_s": round(median, 3),
                     "outlier_factor": rt.slow_outlier_factor,
                     "outlier_min_s": rt.slow_outlier_min_s,
                 },
@@ -125,7 +128,7 @@ def age_outliers(t: TopicRecord, ages: Mapping[int, float], judged: set[int]) ->
     return found
 
 
-def probe_limit(t: TopicRecord, ages: Mapping[int, float]) -> float:
+def probe_limit(t: TopicRecord, peaks: Mapping[int, float]) -> float:
     """How long a probe may take before it counts as failed: the slow threshold, or -- with the outlier rule on
     and peers to compare with -- the bar the outlier rule would mute at (whichever is lower). A limping broker
     answers a probe sent during its up-time at once and one sent while it is stopped after up to 0.8 s: with a
@@ -133,9 +136,9 @@ def probe_limit(t: TopicRecord, ages: Mapping[int, float]) -> float:
     probe passes with p ~0.45 and five in a row almost never.
     """
     rt = t.runtime
-    if not rt.slow_outlier_enabled or len(ages) < MIN_PEERS:
+    if not rt.slow_outlier_enabled or len(peaks) < MIN_PEERS:
         return rt.slow_threshold_s
-    bar = max(rt.slow_outlier_min_s, rt.slow_outlier_factor * statistics.median(ages.values()))
+    bar = max(rt.slow_outlier_min_s, rt.slow_outlier_factor * statistics.median(peaks.values()))
     return min(rt.slow_threshold_s, bar)
 
 

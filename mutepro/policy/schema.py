@@ -242,6 +242,11 @@ class BreakerConfig(_Model):
     half_open_probes: int = Field(
         default=5, ge=1, le=10_000, description="Probe messages that must succeed to unmute (at most 10,000)."
     )
+    probe_spacing_ms: int = Field(
+        default=250, ge=0, le=60_000,
+        description="Least time between two probes of one partition, so that the probes sample it over time "
+        "(0: all at once).",
+    )
 
     @model_validator(mode="after")
     def _cap_above_start(self) -> BreakerConfig:

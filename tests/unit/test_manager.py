@@ -324,6 +324,25 @@ class TestCongestionOutliers:
         assert {p for _, p in rig.evaluate()} == {0, 1, 2, 3, 4, 5}
 
 
+class TestProbeSpacing:
+    def test_probes_are_granted_one_per_spacing(self, rig: Rig) -> None:
+        """A second probe waits breaker.probe_spacing_ms (250) after the first, even with a slot free."""
+        to_half_open(rig, 2)
+        assert rig.mgr.try_probe(T, 2)
+        rig.clock.advance(0.2)
+        assert not rig.mgr.try_probe(T, 2)
+        rig.clock.advance(0.05)
+        assert rig.mgr.try_probe(T, 2)
+
+    def test_zero_spacing_grants_every_slot_at_once(self, clock: FakeClock) -> None:
+        """probe_spacing_ms: 0 grants all half_open_probes at once (the former behaviour)."""
+        policy = POLICY.model_copy(update={"breaker": POLICY.breaker.model_copy(update={"probe_spacing_ms": 0})})
+        rig = Rig(clock, policy=policy)
+        rig.mgr.ensure_topic(T, 6, LEADERS)
+        to_half_open(rig, 2)
+        assert [rig.mgr.try_probe(T, 2) for _ in range(3)] == [True, True, False]
+
+
 class TestAgeOutlierRule:
     def _traffic(self, rig: Rig, lagging: dict[int, float]) -> list[tuple[str, int]]:
         """Every partition got messages; all but ``lagging`` delivered them, those hold one of the given age."""
@@ -341,7 +360,7 @@ class TestAgeOutlierRule:
         outliers, then 5 by the broker rule."""
         opened = self._traffic(rig, {1: 0.4, 4: 0.4})
         assert {p for _, p in opened} == {1, 4, 5}
-        outlier = [e for e in rig.events if e.partition == 1][0]
+        outlier = next(e for e in rig.events if e.partition == 1)
         assert outlier.reason == "slow_call" and outlier.detail["rule"] == "outlier"
 
     def test_under_the_floor_nothing_is_muted(self, rig: Rig) -> None:
@@ -393,7 +412,9 @@ class TestRecovery:
     def test_try_probe_grants_half_open_probes(self, rig: Rig) -> None:
         """try_probe grants exactly half_open_probes (2) slots; closed and unknown partitions grant none."""
         to_half_open(rig, 2)
-        assert [rig.mgr.try_probe(T, 2) for _ in range(3)] == [True, True, False]
+        assert rig.mgr.try_probe(T, 2)
+        rig.clock.advance(0.25)  # breaker.probe_spacing_ms
+        assert [rig.mgr.try_probe(T, 2) for _ in range(2)] == [True, False]
         assert rig.mgr.try_probe(T, 0) is False
         assert rig.mgr.try_probe(T, 42) is False
         assert rig.mgr.try_probe("other", 0) is False
