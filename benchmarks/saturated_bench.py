@@ -171,14 +171,18 @@ class Bench:
         end = time.monotonic()
         _warn_if_capped(n)
         mutes = 0
+        events: list[dict[str, Any]] = []
         if isinstance(producer, MuteProducer):
             mutes = producer.counters.as_dict()["mutes"]
+            events = [{"t": round(e.at - t0, 3), "kind": str(e.kind), "partition": e.partition, "broker": e.broker,
+                       "reason": str(e.reason), "detail": dict(e.detail)}
+                      for e in list(producer.mute_manager.events)][:50]  # fmt: skip
             producer.close()
         del producer
         gc.collect()
         return {
             "accepted": n, "delivered": rec.delivered, "failed": rec.failed, "left": left, "buffer_errors": errors,
-            "msgs_s": rec.delivered / (end - t0), "mutes": mutes,
+            "msgs_s": rec.delivered / (end - t0), "mutes": mutes, "events": events,
         }  # fmt: skip
 
     def pair(self, style: str, partitions: int, seconds: float, reps: int) -> dict[str, Any]:
@@ -232,7 +236,8 @@ class Bench:
         events: list[dict[str, Any]] = []
         if isinstance(producer, MuteProducer):
             counters = producer.counters.as_dict()
-            events = [{"kind": str(e.kind), "partition": e.partition, "broker": e.broker, "reason": str(e.reason)}
+            events = [{"t": round(e.at - t0, 3), "kind": str(e.kind), "partition": e.partition, "broker": e.broker,
+                       "reason": str(e.reason), "detail": dict(e.detail)}
                       for e in list(producer.mute_manager.events)]  # fmt: skip
             producer.close()
         del producer

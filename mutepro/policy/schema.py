@@ -164,7 +164,7 @@ class SlowCallConfig(_Model):
         "median of the topic's other active partitions (and than outlier_min_ms). 1 turns the rule off.",
     )
     outlier_min_ms: int = Field(
-        default=250,
+        default=400,
         ge=1,
         description="The outlier rule's floor: an undelivered message younger than this is never an outlier.",
     )
