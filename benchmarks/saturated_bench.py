@@ -15,7 +15,9 @@ Sections (``--sections``, comma-separated):
 * ``partitions``: the unkeyed keyword loop at 12, 120 and 1,200 partitions: cost per message as partitions grow.
 * ``faults``: the **default policy** (``MuteProducer(conf)``, nothing tuned), keyed=False, closed loop for
   ``--fault-run`` seconds with broker 2 limping (stopped 80% of every second) or stalled (SIGSTOP) in the middle
-  third; delivered msg/s before, during and after the fault, from the delivery callbacks' times.
+  third; delivered msg/s before, during and after the fault, from the delivery callbacks' times. Kafka's Java
+  producer with KIP-794 adaptive partitioning runs the same fault as a third peer (``--no-java`` leaves it out;
+  settings and why: ``java_peer.py``).
 
 Every figure is the median over ``--reps`` repetitions with its min..max; ratios are mute / plain from the same run.
 Healthy runs also report how many partitions MuteProducer muted (the goal: none). Writes
@@ -33,6 +35,7 @@ import os
 import platform
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from array import array
@@ -41,9 +44,10 @@ from pathlib import Path
 from typing import Any
 
 import confluent_kafka
-from bench_load import KEYS, VALUE_BYTES, Recorder
+from bench_load import DELIVERED, KEYS, VALUE_BYTES, Recorder
 from bench_report import median
 from confluent_kafka.admin import AdminClient
+from java_peer import JAVA_PROPS, java_available, run_peer
 from rich.console import Console
 from rich.table import Table
 
@@ -208,8 +212,47 @@ class Bench:
             "runs": runs,
         }  # fmt: skip
 
+    def java_fault(self, fault: str, run_s: float) -> dict[str, Any]:
+        """The Java producer (KIP-794 adaptive partitioning, see java_peer.py) in the same closed-loop fault run:
+        ``send()`` as fast as it returns (it blocks on a full buffer: its own back-pressure)."""
+        topic = self.topic(12)
+        rec = Recorder(CAPACITY)
+        third = run_s / 3
+        start_at = time.monotonic() + 8.0  # the JVM starts and connects first; the phases count from start_at
+
+        def inject() -> None:
+            time.sleep(max(0.0, start_at + third - time.monotonic()))
+            ctx = (self.cluster.limping(FAULT_BROKER, max_duration_s=third + 5) if fault == "limp"
+                   else self.cluster.stalled(FAULT_BROKER))  # fmt: skip
+            with ctx:
+                time.sleep(max(0.0, start_at + 2 * third - time.monotonic()))
+
+        injector = threading.Thread(target=inject, daemon=True)
+        injector.start()
+        props = {**JAVA_PROPS, "acks": "1", "linger.ms": "5", "buffer.memory": str(100_000 * 600),
+                 "client.id": "sat-java"}  # fmt: skip
+        res, extra = run_peer(self.cluster.bootstrap_servers, topic, mode="closed", rate=0, seconds=run_s,
+                              keyed=False, start_at=start_at, props=props, recorder=rec,
+                              timeout_s=run_s + 300)  # fmt: skip
+        injector.join(run_s + 60)
+        n = min(res.accepted, CAPACITY)
+        times = array("d", sorted(rec.done[i] for i in range(n) if rec.state[i] == DELIVERED))
+
+        def rate(a: float, b: float) -> float:
+            return round((bisect.bisect_left(times, b) - bisect.bisect_left(times, a)) / (b - a), 1)
+
+        f0, f1 = start_at + third, start_at + 2 * third
+        return {
+            "accepted": res.accepted, "delivered": rec.delivered, "failed": rec.failed, "duplicates": rec.duplicates,
+            "lost": res.accepted - rec.delivered - rec.failed, "send_blocked_s": extra["send_blocked_s"],
+            "pre_msgs_s": rate(start_at, f0), "during_msgs_s": rate(f0, f1), "after_msgs_s": rate(f1, f1 + third),
+            "java_props": props,
+        }  # fmt: skip
+
     def fault(self, kind: str, fault: str, run_s: float) -> dict[str, Any]:
         """Closed loop for ``run_s``, broker 2 limping or stalled in the middle third; per-phase delivered msg/s."""
+        if kind == "java":
+            return self.java_fault(fault, run_s)
         partitions = 12
         topic = self.topic(partitions)
         producer = self.producer(kind)
@@ -285,6 +328,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--cpu-load", type=int, default=0, help="busy processes beside the styles loops (default 0)")
     p.add_argument("--partitions", default="12,120,1200")
     p.add_argument("--faults", default="limp,stall")
+    p.add_argument("--no-java", action="store_true", help="leave out the Java producer (KIP-794) in fault runs")
     p.add_argument("--fault-run", type=float, default=60.0, help="seconds per fault run, fault in the middle third")
     p.add_argument("--out", default="benchmarks/results")
     args = p.parse_args(argv)
@@ -319,8 +363,9 @@ def main(argv: list[str] | None = None) -> int:
         if "faults" in sections:
             result["faults"] = {}
             for fault in (f.strip() for f in args.faults.split(",") if f.strip()):
-                entry = {kind: bench.fault(kind, fault, args.fault_run) for kind in ("plain", "mute")}
-                for kind in ("plain", "mute"):
+                kinds = ("plain", "mute") + (("java",) if not args.no_java and java_available() else ())
+                entry = {kind: bench.fault(kind, fault, args.fault_run) for kind in kinds}
+                for kind in kinds:
                     r = entry[kind]
                     r["during_over_pre"] = round(r["during_msgs_s"] / r["pre_msgs_s"], 3) if r["pre_msgs_s"] else None
                     console.print(f"  {fault:6s} {kind:5s} pre {r['pre_msgs_s']:>9,.0f} "
@@ -359,11 +404,13 @@ def _summary(result: dict[str, Any]) -> None:
         for col in ("fault", "producer", "pre msg/s", "during msg/s", "after msg/s", "during/pre", "mutes"):
             table.add_column(col)
         for fault, entry in result["faults"].items():
-            for kind in ("plain", "mute"):
-                r = entry[kind]
+            for kind in ("plain", "mute", "java"):
+                r = entry.get(kind)
+                if r is None:
+                    continue
                 table.add_row(fault, kind, f"{r['pre_msgs_s']:,.0f}", f"{r['during_msgs_s']:,.0f}",
                               f"{r['after_msgs_s']:,.0f}", str(r["during_over_pre"]),
-                              str(r["counters"].get("mutes", "-")))  # fmt: skip
+                              str(r.get("counters", {}).get("mutes", "-")))  # fmt: skip
         console.print(table)
 
 
