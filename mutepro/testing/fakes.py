@@ -89,12 +89,13 @@ class FakeInnerProducer:
     # -- the confluent_kafka.Producer surface MuteProducer uses -----------------------------------------
 
     def produce(
-        self, topic: str, value: Any = None, key: Any = None, partition: int = -1, on_delivery: Any = None,
-        timestamp: int = 0, headers: Any = None, **kwargs: Any,
+        self, topic: str, value: Any = None, key: Any = None, partition: int = -1, callback: Any = None,
+        on_delivery: Any = None, timestamp: int = 0, headers: Any = None,
     ) -> None:
+        # confluent-kafka's positional order (the C fast path passes all eight positionally)
         if len(self) >= self.capacity:
             raise BufferError("Local: Queue full")
-        sent = Sent(topic, value, key, partition, on_delivery or kwargs.get("callback"), timestamp, headers)
+        sent = Sent(topic, value, key, partition, on_delivery or callback, timestamp, headers)
         self.sent.append(sent)
         self.pending.append(sent)
 
