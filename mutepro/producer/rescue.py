@@ -179,10 +179,13 @@ class Rescuer:
         if self.idempotent:
             self._say_skipped()
             return None
+        with self._core.lock:  # a cheap look first: the sink asks every few hundred ms while it flushes
+            if not self._all_stuck_on_muted(now, slow_calls):
+                return None
         moved: Moves = {}
         self.serving.quiesce()
         try:
-            with self._core.lock:  # checked and purged under one hold of the lock: nothing is sent in between
+            with self._core.lock:  # checked again and purged under one hold of the lock: nothing sent in between
                 if not self._all_stuck_on_muted(now, slow_calls):
                     return None
                 batch = self._purge_and_redispatch(moved, in_flight=True)
