@@ -169,7 +169,9 @@ class Rescuer:
 
         Due only when every message librdkafka still holds is on a muted partition (purging is producer-wide:
         the healthy partitions must have drained first, or their in-flight messages would be sent twice) and
-        the oldest has waited more than ``slow_calls`` times its topic's slow-call threshold, each such topic
+        one of them is overdue: older than ``slow_calls`` times its topic's slow-call threshold, or sent before
+        its partition was muted again after a failed probe (a probe the manager has judged, or older messages
+        the partition failed to deliver twice: waiting longer for them only holds the caller), each such topic
         rerouting keyed messages (``rescue.enabled`` and ``keyed_policy: reroute``) and having a writable
         partition. The stalled broker may still write the originals: only a writer whose rows can be told
         apart (the sink's identity headers) may ask for this. Never for an idempotent or transactional
@@ -206,6 +208,7 @@ class Rescuer:
             return False
         on_muted = 0
         overdue = False
+        remuted: dict[tuple[str, int], float] | None = None
         for topic, tally in tracker.topics.items():
             snap = core.manager.snapshot(topic)
             for p in range(tally.count):
@@ -218,12 +221,34 @@ class Rescuer:
                 if not (policy.rescue.enabled and policy.keyed_policy == KeyedPolicy.REROUTE and snap.writable):
                     return False  # its messages would go back where they are (or into a hold): no use
                 on_muted += n
+                if overdue:
+                    continue
                 age = tracker.load(topic, p, now).oldest_age_s
-                if age is not None and age > slow_calls * runtime_of(policy).slow_threshold_s:
+                if age is None:
+                    continue
+                if age > slow_calls * runtime_of(policy).slow_threshold_s:
                     overdue = True
+                    continue
+                if remuted is None:
+                    remuted = self._remuted_at()
+                at = remuted.get((topic, p))
+                overdue = at is not None and age >= now - at
         # Messages librdkafka partitions itself (sent before the topic's metadata) are in no partition's count:
         # where they wait is unknown, so nothing is purged while there are any.
         return overdue and on_muted == total
+
+    def _remuted_at(self) -> dict[tuple[str, int], float]:
+        """When each partition whose latest mute event is a re-mute (a failed probe) was re-muted."""
+        latest: dict[tuple[str, int], float] = {}
+        seen: set[tuple[str, int]] = set()
+        for event in reversed(self._core.manager.events):
+            key = (event.topic, event.partition)
+            if key in seen:
+                continue
+            seen.add(key)
+            if event.kind == "remute":
+                latest[key] = event.at
+        return latest
 
     def _purge_and_redispatch(self, moved: Moves, *, in_flight: bool = False) -> list[Any]:
         core = self._core

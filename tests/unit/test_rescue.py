@@ -261,6 +261,27 @@ class TestRescueInFlight:
         assert 1 in h.producer.mute_manager.probing(TOPIC) and h.producer.mute_manager.try_probe(TOPIC, 1)
         h.close()
 
+    def test_a_probe_judged_failed_is_taken_back_at_once(self, accelerate: bool) -> None:
+        """Two probes in flight to a half-open partition; the first fails, so the partition is muted again: the
+        second one (sent before that verdict) is rescued without waiting for the slow threshold."""
+        h = _stuck_harness(
+            accelerate, breaker={"retry_interval_ms": 1000, "max_retry_interval_ms": 1000, "half_open_probes": 2}
+        )
+        h.trip(1)
+        h.tick(1.1)
+        h.produce(b"probe-1")
+        h.produce(b"probe-2")
+        assert [s.partition for s in h.fake.sent[-2:]] == [1, 1] and h.producer.counters.probes == 2
+        h.fake.transmit()
+        h.tick()
+        assert h.producer._rescue_in_flight() is None  # half-open, both probes young: their results may come
+        h.fake.fail(TOPIC, 1, KafkaError.REQUEST_TIMED_OUT, count=1)
+        h.producer.poll(0)
+        assert 1 not in h.producer.mute_manager.probing(TOPIC)  # muted again
+        assert h.producer._rescue_in_flight() == 1
+        assert h.fake.pending[-1].value == b"probe-2" and h.fake.pending[-1].partition != 1
+        h.close()
+
     def test_not_under_keyed_policy_hold(self, accelerate: bool) -> None:
         """keyed_policy hold keeps keys on their partition: a purge could only put the messages back; none."""
         h = _stuck_harness(accelerate, keyed_policy="hold")
