@@ -5,8 +5,9 @@ although mutepro routed the task's other rows away within seconds; a half-open p
 holds it the same way. The sink can do better than the plain client because its rows carry identity headers
 (``x-mutepro-batch``, ``x-mutepro-row``): a copy is told apart from its original by any reader
 (:class:`~mutepro.spark.dedup.ReplayFilter`). So the task flushes in short steps, and once only muted partitions
-still hold messages and the oldest has waited longer than the slow-call threshold, it asks the producer to take
-them back from librdkafka, in flight included, and re-send them to writable partitions (the copies tagged
+still hold messages and the oldest has waited longer than the slow-call threshold (or was sent before its
+partition was muted again after a failed probe), it asks the producer to take them back from librdkafka, in
+flight included, and re-send them to writable partitions (the copies tagged
 ``x-mutepro-rescued-from``; probes among them count as failed). The stalled broker may still write the originals
 once it resumes: duplicates with the same identity headers, dropped by the filter.
 
