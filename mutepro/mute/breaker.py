@@ -104,6 +104,7 @@ class MuteBreaker:
         backoff_multiplier: float,
         half_open_probes: int,
         clock: Clock,
+        probe_spacing_s: float = 0.0,
         store: BreakerStore | None = None,
         on_transition: Callable[[Transition], None] | None = None,
         wall_clock: Clock = time.time,
@@ -122,6 +123,8 @@ class MuteBreaker:
             raise ConfigError(f"breaker backoff_multiplier must be >= 1 (1 = no backoff), got {backoff_multiplier!r}")
         if int(half_open_probes) != half_open_probes or half_open_probes < 1:
             raise ConfigError(f"breaker half_open_probes must be a whole number >= 1, got {half_open_probes!r}")
+        if not probe_spacing_s >= 0:
+            raise ConfigError(f"breaker probe_spacing_s must be >= 0 seconds, got {probe_spacing_s!r}")
         if not sync_interval_s >= 0:
             raise ConfigError(f"breaker sync_interval_s must be >= 0 seconds, got {sync_interval_s!r}")
         #: the partition this breaker guards (None for a breaker built with a plain name)
@@ -148,7 +151,8 @@ class MuteBreaker:
         self._cb = pybreaker.CircuitBreaker(name=self.name, state_storage=storage, listeners=list(listeners))
 
         self._timing = Timing(
-            self.retry_interval_s, self.max_retry_interval_s, self.backoff_multiplier, self.half_open_probes
+            self.retry_interval_s, self.max_retry_interval_s, self.backoff_multiplier, self.half_open_probes,
+            float(probe_spacing_s),
         )
         self._state: State = Closed(self.retry_interval_s)
         self._seen: tuple[int, str] = (0, "")  # (version, writer) of the record this state corresponds to
@@ -227,7 +231,7 @@ class MuteBreaker:
     def try_probe(self) -> bool:
         """HALF_OPEN: grant one probe message if fewer than ``half_open_probes`` are granted; else False."""
         with self._lock:
-            granted = self._state.try_probe(self._timing)
+            granted = self._state.try_probe(self._timing, self._clock())
             if granted is None:
                 return False
             self._state = granted

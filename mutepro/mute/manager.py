@@ -299,7 +299,8 @@ class ProducerMuteManager:
         with self._lock:
             for name, t in list(self._topics.items()):
                 closed_outstanding: dict[int, int] = {}
-                active_ages: dict[int, float] = {}  # the outlier rule's input: active closed partitions
+                active_ages: dict[int, float] = {}  # the outlier rule's input: active closed partitions' ages now
+                active_peaks: dict[int, float] = {}  # ... and their recent peaks
                 half_open: list[int] = []
                 for p, part in t.partitions.items():
                     part.breaker.tick()
@@ -315,24 +316,26 @@ class ProducerMuteManager:
                         load = since_reset(part, load, now)
                     if load.sent != part.last_sent:
                         part.last_sent, part.active_at = load.sent, now
+                    age = load.oldest_age_s or 0.0
+                    peak = part.note_age(age, now)
                     if part.active_at is not None and now - part.active_at <= ACTIVE_S:
-                        active_ages[p] = load.oldest_age_s or 0.0
+                        active_ages[p], active_peaks[p] = age, peak
                     for det in part.detectors:
                         verdict = det.check(load, now)
                         if verdict is not None:
                             verdicts.append((t, part, verdict))
                             break
-                verdicts += age_outliers(t, active_ages, {v[1].partition for v in verdicts})
+                verdicts += age_outliers(t, active_ages, active_peaks, {v[1].partition for v in verdicts})
                 self._apply_verdicts(t, verdicts, closed_outstanding)
                 verdicts = []
-                t.probe_limit_s = probe_limit(t, active_ages)
+                t.probe_limit_s = probe_limit(t, active_peaks)
                 for p in half_open:
                     # A probe (or an older message) still undelivered past the probe limit means the partition
                     # has not recovered: it reports nothing, so the probe would never fail on its own before
                     # message.timeout.ms. Re-open now, with backoff.
                     if t.runtime.slow_call_enabled:
-                        age = load_of(name, p, now).oldest_age_s
-                        if age is not None and age > t.probe_limit_s:
+                        oldest = load_of(name, p, now).oldest_age_s
+                        if oldest is not None and oldest > t.probe_limit_s:
                             t.partitions[p].breaker.probe_result(False)
             self._evaluate_brokers(stats, now)
             for name in list(self._topics):
@@ -372,6 +375,7 @@ class ProducerMuteManager:
             max_retry_interval_s=rt.max_retry_interval_s,
             backoff_multiplier=br.backoff_multiplier,
             half_open_probes=br.half_open_probes,
+            probe_spacing_s=rt.probe_spacing_s,
             clock=self._clock,
             store=self._store,
             on_transition=self._on_transition,

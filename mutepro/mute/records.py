@@ -13,11 +13,25 @@ from mutepro.partition.snapshot import TopicSnapshot
 from mutepro.policy.runtime import runtime_of
 from mutepro.policy.schema import TopicPolicy
 
+#: The bucket length of :meth:`PartitionRecord.note_age`'s sliding peak (two buckets: the peak covers 0.5-1 s).
+PEAK_BUCKET_S = 0.5
+
 
 class PartitionRecord:
     __slots__ = (
-        "active_at", "breaker", "closed_at", "detectors", "forced_by", "fresh_since", "last_sent", "leader",
-        "muted_leader", "partition",
+        "_peak",
+        "_peak_prev",
+        "_peak_since",
+        "active_at",
+        "breaker",
+        "closed_at",
+        "detectors",
+        "forced_by",
+        "fresh_since",
+        "last_sent",
+        "leader",
+        "muted_leader",
+        "partition",
     )
 
     def __init__(self, partition: int, breaker: MuteBreaker, detectors: list[PartitionDetector]) -> None:
@@ -36,6 +50,26 @@ class PartitionRecord:
         # The outlier rule compares a partition with the topic's *active* ones: sent to within ACTIVE_S.
         self.last_sent = 0
         self.active_at: float | None = None
+        self._peak = 0.0  # the largest oldest-undelivered age seen in the current bucket
+        self._peak_prev = 0.0  # ... in the bucket before
+        self._peak_since: float | None = None
+
+    def note_age(self, age_s: float, now: float) -> float:
+        """Record the oldest undelivered age seen now; return the largest seen over the last 0.5-1 s.
+
+        The outlier rule compares a partition with its peers' *recent peaks*, not their ages at this instant.
+        Why: a sticky unkeyed producer keeps messages on one or two partitions at a time, so at any instant most
+        peers hold nothing (age 0) and the median is 0 -- any batch slower than the floor would stand out, also
+        when the whole cluster is slow (a CPU-starved follower delays every acks=all batch). Over the last half
+        second each peer has had a batch or two, and its peak says how slow the cluster is for everyone.
+        """
+        since = self._peak_since
+        if since is None or now - since >= PEAK_BUCKET_S:
+            # the bucket just ended becomes the previous one, unless it ended long ago (nothing seen since)
+            self._peak_prev = self._peak if since is not None and now - since < 2 * PEAK_BUCKET_S else 0.0
+            self._peak, self._peak_since = 0.0, now
+        self._peak = max(self._peak, age_s)
+        return max(self._peak, self._peak_prev)
 
 
 class TopicRecord:

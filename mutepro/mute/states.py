@@ -128,6 +128,8 @@ class Timing(NamedTuple):
     max_retry_interval_s: float
     backoff_multiplier: float
     half_open_probes: int
+    #: the least time between two probe grants (0: all half_open_probes at once)
+    probe_spacing_s: float = 0.0
 
     def backed_off(self, interval: float) -> float:
         """The next wait after ``interval``: multiplied, capped (5 s x 2 -> 10 s, ..., at most the cap)."""
@@ -179,7 +181,7 @@ class State:
     def on_tick(self, now: float) -> BreakerEvent | None:
         return None
 
-    def try_probe(self, timing: Timing) -> State | None:
+    def try_probe(self, timing: Timing, now: float) -> State | None:
         """The state after granting one probe, or None when no probe may go."""
         return None
 
@@ -272,6 +274,7 @@ class HalfOpen(_Muted):
 
     in_flight: int = 0
     successes: int = 0
+    last_probe_at: float | None = None
 
     @property
     def probes_in_flight(self) -> int:
@@ -280,11 +283,16 @@ class HalfOpen(_Muted):
     def on_trip(self) -> BreakerEvent | None:
         return BreakerEvent.TRIP
 
-    def try_probe(self, timing: Timing) -> State | None:
+    def try_probe(self, timing: Timing, now: float) -> State | None:
         # Grant at most half_open_probes in total: successes already in plus probes still in flight.
         if self.successes + self.in_flight >= timing.half_open_probes:
             return None
-        return replace(self, in_flight=self.in_flight + 1)
+        # Spaced out, so the probes sample the partition over time, not one instant: a broker stopped 0.8 s of
+        # every second answers five probes sent together within its 0.2 s up-time (all pass, it flaps back in);
+        # five sent 250 ms apart span a whole second, and one of them lands in a stop.
+        if self.last_probe_at is not None and now - self.last_probe_at < timing.probe_spacing_s:
+            return None
+        return replace(self, in_flight=self.in_flight + 1, last_probe_at=now)
 
     def on_probe_result(self, ok: bool, timing: Timing) -> tuple[BreakerEvent | None, State]:
         in_flight = max(0, self.in_flight - 1)

@@ -87,20 +87,25 @@ ACTIVE_S = 1.0
 MIN_PEERS = 2
 
 
-def age_outliers(t: TopicRecord, ages: Mapping[int, float], judged: set[int]) -> list[Candidate]:
+def age_outliers(
+    t: TopicRecord, ages: Mapping[int, float], peaks: Mapping[int, float], judged: set[int]
+) -> list[Candidate]:
     """The relative slow rule: a closed partition whose oldest undelivered message is older than
-    ``slow_call.outlier_factor`` times the median of the topic's other active partitions' (an active partition
-    with nothing outstanding counts 0) and than ``slow_call.outlier_min_ms``. ``ages`` holds the active closed
-    partitions; ``judged`` the ones another detector already has a verdict for.
+    ``slow_call.outlier_factor`` times the median of the topic's other active partitions' recent peaks (the
+    largest such age each showed over the last 0.5-1 s, 0 when it held nothing) and than
+    ``slow_call.outlier_min_ms``. ``ages`` (now) and ``peaks`` hold the active closed partitions; ``judged``
+    the ones another detector already has a verdict for.
 
     Why relative: a broker stopped 80 % of every second (a limping disk, a GC-bound JVM) delays its partitions'
     messages by up to 0.8 s and never by 1 s, so the default absolute threshold (1 s) never sees it, and any
     absolute threshold low enough to see it would mute every partition of a cluster that is merely far away or
     acks=all-slow. Against the topic's own median it stands out within a tick. Worked numbers, 12 partitions on
-    3 brokers, open loop at 65,000 msg/s, linger 5 ms: healthy partitions hold 0-3 ms of messages (median 0),
-    the limping broker's four reach 250 ms 0.25 s into each stop: muted (and, two of them, the whole broker) at
-    ~0.3 s. A saturated closed loop keeps every partition ~300-600 ms deep: a partition needs > 1.5-3 s to
-    stand out. RF=3 acks=all with a stalled follower: every partition waits, none stands out, none muted.
+    3 brokers, open loop at 115,000 msg/s or a saturated closed loop at 270,000, linger 5 ms (measured on the
+    local cluster): healthy partitions' recent peaks are ~1 ms (median), the limping broker's partitions reach
+    400 ms 0.4 s into each stop: muted (and, two of them, the whole broker) at ~0.45 s. The floor is 400 ms, not
+    less, because a single broker hiccup (a young-generation GC pause of a busy broker) left one partition's
+    batch 250-300 ms old against peers at 1 ms several times per minute on a loaded machine: muted for nothing at
+    a 250 ms floor. RF=3 acks=all with a stalled follower: every partition waits, none stands out, none muted.
     """
     rt = t.runtime
     if not rt.slow_outlier_enabled or len(ages) <= MIN_PEERS:
@@ -109,14 +114,14 @@ def age_outliers(t: TopicRecord, ages: Mapping[int, float], judged: set[int]) ->
     for p, age in ages.items():
         if p in judged or age <= rt.slow_outlier_min_s:
             continue
-        median = statistics.median(a for q, a in ages.items() if q != p)
+        median = statistics.median(a for q, a in peaks.items() if q != p)
         if age > rt.slow_outlier_factor * median:
             verdict = Verdict(
                 MuteReason.SLOW_CALL,
                 {
                     "rule": "outlier",
                     "oldest_age_s": round(age, 3),
-                    "median_age_s": round(median, 3),
+                    "median_peak_s": round(median, 3),
                     "outlier_factor": rt.slow_outlier_factor,
                     "outlier_min_s": rt.slow_outlier_min_s,
                 },
@@ -125,17 +130,18 @@ def age_outliers(t: TopicRecord, ages: Mapping[int, float], judged: set[int]) ->
     return found
 
 
-def probe_limit(t: TopicRecord, ages: Mapping[int, float]) -> float:
+def probe_limit(t: TopicRecord, peaks: Mapping[int, float]) -> float:
     """How long a probe may take before it counts as failed: the slow threshold, or -- with the outlier rule on
-    and peers to compare with -- the bar the outlier rule would mute at (whichever is lower). A limping broker
-    answers a probe sent during its up-time at once and one sent while it is stopped after up to 0.8 s: with a
-    1 s bar all five probes pass and the partition flaps back in; with the outlier bar (here 250 ms) each
-    probe passes with p ~0.45 and five in a row almost never.
+    and peers to compare with -- ``outlier_factor`` times the peers' median recent peak, but at least half the
+    outlier floor (whichever is lower). A probe goes alone to an empty partition queue, so on a healthy broker
+    it takes about one round trip. A limping broker answers a probe sent during its up-time at once and one sent
+    while it is stopped after up to 0.8 s: with a 1 s bar all five probes pass and the partition flaps back in;
+    with 200 ms (peers at ~1 ms) each spaced probe passes with p ~0.4 and five in a row about 1 % of the time.
     """
     rt = t.runtime
-    if not rt.slow_outlier_enabled or len(ages) < MIN_PEERS:
+    if not rt.slow_outlier_enabled or len(peaks) < MIN_PEERS:
         return rt.slow_threshold_s
-    bar = max(rt.slow_outlier_min_s, rt.slow_outlier_factor * statistics.median(ages.values()))
+    bar = max(rt.slow_outlier_min_s / 2, rt.slow_outlier_factor * statistics.median(peaks.values()))
     return min(rt.slow_threshold_s, bar)
 
 

@@ -31,6 +31,7 @@ class TopicRuntime:
     congestion_min_age_s: float
     retry_interval_s: float
     max_retry_interval_s: float
+    probe_spacing_s: float
 
     @property
     def slow_call_enabled(self) -> bool:
@@ -55,6 +56,7 @@ class TopicRuntime:
             congestion_min_age_s=policy.congestion.min_age_ms / 1000.0,
             retry_interval_s=policy.breaker.retry_interval_ms / 1000.0,
             max_retry_interval_s=policy.breaker.max_retry_interval_ms / 1000.0,
+            probe_spacing_s=policy.breaker.probe_spacing_ms / 1000.0,
         )
 
 

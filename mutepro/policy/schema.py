@@ -164,7 +164,7 @@ class SlowCallConfig(_Model):
         "median of the topic's other active partitions (and than outlier_min_ms). 1 turns the rule off.",
     )
     outlier_min_ms: int = Field(
-        default=250,
+        default=400,
         ge=1,
         description="The outlier rule's floor: an undelivered message younger than this is never an outlier.",
     )
@@ -241,6 +241,11 @@ class BreakerConfig(_Model):
     backoff_multiplier: float = Field(default=2.0, ge=1, description="Retry interval growth after each failed probe.")
     half_open_probes: int = Field(
         default=5, ge=1, le=10_000, description="Probe messages that must succeed to unmute (at most 10,000)."
+    )
+    probe_spacing_ms: int = Field(
+        default=250, ge=0, le=60_000,
+        description="Least time between two probes of one partition, so that the probes sample it over time "
+        "(0: all at once).",
     )
 
     @model_validator(mode="after")

@@ -324,6 +324,25 @@ class TestCongestionOutliers:
         assert {p for _, p in rig.evaluate()} == {0, 1, 2, 3, 4, 5}
 
 
+class TestProbeSpacing:
+    def test_probes_are_granted_one_per_spacing(self, rig: Rig) -> None:
+        """A second probe waits breaker.probe_spacing_ms (250) after the first, even with a slot free."""
+        to_half_open(rig, 2)
+        assert rig.mgr.try_probe(T, 2)
+        rig.clock.advance(0.2)
+        assert not rig.mgr.try_probe(T, 2)
+        rig.clock.advance(0.05)
+        assert rig.mgr.try_probe(T, 2)
+
+    def test_zero_spacing_grants_every_slot_at_once(self, clock: FakeClock) -> None:
+        """probe_spacing_ms: 0 grants all half_open_probes at once (the former behaviour)."""
+        policy = POLICY.model_copy(update={"breaker": POLICY.breaker.model_copy(update={"probe_spacing_ms": 0})})
+        rig = Rig(clock, policy=policy)
+        rig.mgr.ensure_topic(T, 6, LEADERS)
+        to_half_open(rig, 2)
+        assert [rig.mgr.try_probe(T, 2) for _ in range(3)] == [True, True, False]
+
+
 class TestAgeOutlierRule:
     def _traffic(self, rig: Rig, lagging: dict[int, float]) -> list[tuple[str, int]]:
         """Every partition got messages; all but ``lagging`` delivered them, those hold one of the given age."""
@@ -337,16 +356,16 @@ class TestAgeOutlierRule:
         return rig.evaluate()
 
     def test_a_limping_broker_is_muted_below_the_slow_threshold(self, rig: Rig) -> None:
-        """Broker 2's partitions 0.4 s behind (under the 1 s threshold), the rest drained: 1 and 4 muted as
+        """Broker 2's partitions 0.5 s behind (under the 1 s threshold), the rest drained: 1 and 4 muted as
         outliers, then 5 by the broker rule."""
-        opened = self._traffic(rig, {1: 0.4, 4: 0.4})
+        opened = self._traffic(rig, {1: 0.5, 4: 0.5})
         assert {p for _, p in opened} == {1, 4, 5}
-        outlier = [e for e in rig.events if e.partition == 1][0]
+        outlier = next(e for e in rig.events if e.partition == 1)
         assert outlier.reason == "slow_call" and outlier.detail["rule"] == "outlier"
 
     def test_under_the_floor_nothing_is_muted(self, rig: Rig) -> None:
-        """0.2 s behind is under outlier_min_ms (250 ms): nothing muted."""
-        assert self._traffic(rig, {1: 0.2}) == []
+        """0.3 s behind is under outlier_min_ms (400 ms): nothing muted."""
+        assert self._traffic(rig, {1: 0.3}) == []
 
     def test_idle_partitions_are_no_reference(self, rig: Rig) -> None:
         """Only partitions 0 and 1 get traffic; partition 1 0.5 s behind has one peer, not enough: not muted."""
@@ -358,7 +377,7 @@ class TestAgeOutlierRule:
         assert rig.evaluate() == []
 
     def test_a_slow_probe_fails(self, rig: Rig) -> None:
-        """With active peers at ~0 ms, a probe answered after 0.5 s (under the 1 s threshold, over the 0.25 s
+        """With active peers at ~0 ms, a probe answered after 0.5 s (under the 1 s threshold, over the 0.2 s
         outlier bar) re-mutes; one answered after 0.1 s passes."""
         to_half_open(rig, 2)
         for p in (0, 1, 3, 4, 5):
@@ -393,7 +412,9 @@ class TestRecovery:
     def test_try_probe_grants_half_open_probes(self, rig: Rig) -> None:
         """try_probe grants exactly half_open_probes (2) slots; closed and unknown partitions grant none."""
         to_half_open(rig, 2)
-        assert [rig.mgr.try_probe(T, 2) for _ in range(3)] == [True, True, False]
+        assert rig.mgr.try_probe(T, 2)
+        rig.clock.advance(0.25)  # breaker.probe_spacing_ms
+        assert [rig.mgr.try_probe(T, 2) for _ in range(2)] == [True, False]
         assert rig.mgr.try_probe(T, 0) is False
         assert rig.mgr.try_probe(T, 42) is False
         assert rig.mgr.try_probe("other", 0) is False

@@ -129,53 +129,76 @@ class TestOwnEvidenceByLeader:
 
 class TestAgeOutliers:
     def test_a_limping_brokers_partitions_stand_out(self) -> None:
-        """Healthy partitions hold 0-3 ms, the limping broker's four 300 ms: those four are slow."""
+        """Healthy partitions hold 0-3 ms, the limping broker's four 450 ms: those four are slow."""
         t = topic()
-        ages = {p: 0.3 if p % 3 == 1 else 0.003 * (p % 2) for p in range(12)}
-        found = age_outliers(t, ages, set())
+        ages = {p: 0.45 if p % 3 == 1 else 0.003 * (p % 2) for p in range(12)}
+        found = age_outliers(t, ages, ages, set())
         assert sorted(c[1].partition for c in found) == [1, 4, 7, 10]
         assert all(c[2].reason == MuteReason.SLOW_CALL and c[2].detail["rule"] == "outlier" for c in found)
 
     def test_below_the_floor_nothing_is_an_outlier(self) -> None:
-        """200 ms against a median of 0 stays under outlier_min_ms (250 ms)."""
+        """300 ms against a median of 0 (a broker's GC pause) stays under outlier_min_ms (400 ms)."""
         t = topic()
-        ages = {p: 0.2 if p == 1 else 0.0 for p in range(12)}
-        assert age_outliers(t, ages, set()) == []
+        ages = {p: 0.3 if p == 1 else 0.0 for p in range(12)}
+        assert age_outliers(t, ages, ages, set()) == []
 
     def test_a_saturated_producer_is_not_an_outlier(self) -> None:
         """Every partition 300-600 ms deep: a 1.2 s one is 2.4-4x the median, under the factor 5."""
         t = topic()
         ages = {p: 0.3 + 0.3 * (p % 2) for p in range(12)} | {5: 1.2}
-        assert age_outliers(t, ages, set()) == []
+        assert age_outliers(t, ages, ages, set()) == []
 
     def test_everyone_waiting_is_not_an_outlier(self) -> None:
         """RF=3 acks=all with a stalled follower: all twelve 2 s old, none stands out."""
         t = topic()
-        assert age_outliers(t, dict.fromkeys(range(12), 2.0), set()) == []
+        assert age_outliers(t, dict.fromkeys(range(12), 2.0), dict.fromkeys(range(12), 2.0), set()) == []
+
+    def test_peers_recent_peaks_are_the_reference(self) -> None:
+        """A sticky producer: peers hold nothing right now but each had a 300 ms batch in the last second (the
+        whole cluster is slow): a partition 400 ms behind is not an outlier."""
+        t = topic()
+        ages = {p: 0.4 if p == 1 else 0.0 for p in range(12)}
+        peaks = {p: 0.4 if p == 1 else 0.3 for p in range(12)}
+        assert age_outliers(t, ages, peaks, set()) == []
 
     def test_too_few_active_peers_judge_nothing(self) -> None:
         """A topic whose traffic all goes to one or two partitions has no median to compare with."""
         t = topic()
-        assert age_outliers(t, {0: 5.0, 1: 0.0}, set()) == []
+        assert age_outliers(t, {0: 5.0, 1: 0.0}, {0: 5.0, 1: 0.0}, set()) == []
 
     def test_partitions_with_a_verdict_are_not_judged_twice(self) -> None:
         """A partition another detector already has a verdict for gets no second one."""
         t = topic()
         ages = {p: 0.5 if p == 1 else 0.0 for p in range(12)}
-        assert age_outliers(t, ages, {1}) == []
+        assert age_outliers(t, ages, ages, {1}) == []
 
     def test_a_factor_of_one_turns_the_rule_off(self) -> None:
         """slow_call.outlier_factor: 1 disables the relative rule."""
         t = topic(policy=TopicPolicy(slow_call=SlowCallConfig(outlier_factor=1.0)))
         ages = {p: 0.5 if p == 1 else 0.0 for p in range(12)}
-        assert age_outliers(t, ages, set()) == []
+        assert age_outliers(t, ages, ages, set()) == []
+
+
+class TestRecentPeak:
+    def test_the_peak_covers_the_previous_bucket(self) -> None:
+        """A 0.3 s age seen 0.6 s ago is still the peak (previous 0.5 s bucket); 1.1 s later it is gone."""
+        part = PartitionRecord(0, StubBreaker(), [])  # type: ignore[arg-type]
+        assert part.note_age(0.3, 10.0) == 0.3
+        assert part.note_age(0.0, 10.6) == 0.3
+        assert part.note_age(0.0, 11.1) == 0.0
+
+    def test_a_long_gap_forgets_the_old_peak(self) -> None:
+        """Nothing noted for over two buckets: the old peak does not carry over."""
+        part = PartitionRecord(0, StubBreaker(), [])  # type: ignore[arg-type]
+        part.note_age(0.9, 10.0)
+        assert part.note_age(0.01, 12.0) == 0.01
 
 
 class TestProbeLimit:
     def test_the_outlier_bar_when_peers_are_fast(self) -> None:
-        """Peers near 0 ms: a probe must answer within outlier_min_ms (0.25 s), not the 1 s slow threshold."""
+        """Peers near 0 ms: a probe must answer within half of outlier_min_ms (0.2 s), not the 1 s threshold."""
         t = topic()
-        assert probe_limit(t, dict.fromkeys(range(11), 0.002)) == 0.25
+        assert probe_limit(t, dict.fromkeys(range(11), 0.002)) == 0.2
 
     def test_scaled_by_a_deep_median(self) -> None:
         """Peers 120 ms deep: 5 x 0.12 = 0.6 s."""
