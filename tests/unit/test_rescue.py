@@ -264,9 +264,8 @@ class TestRescueInFlight:
     def test_a_probe_judged_failed_is_taken_back_at_once(self, accelerate: bool) -> None:
         """Two probes in flight to a half-open partition; the first fails, so the partition is muted again: the
         second one (sent before that verdict) is rescued without waiting for the slow threshold."""
-        h = _stuck_harness(
-            accelerate, breaker={"retry_interval_ms": 1000, "max_retry_interval_ms": 1000, "half_open_probes": 2}
-        )
+        breaker = {"retry_interval_ms": 1000, "max_retry_interval_ms": 1000, "half_open_probes": 2}
+        h = _stuck_harness(accelerate, breaker={**breaker, "probe_spacing_ms": 0})
         h.trip(1)
         h.tick(1.1)
         h.produce(b"probe-1")
