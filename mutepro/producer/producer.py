@@ -422,6 +422,13 @@ class MuteProducer(ClientPassthrough, MuteproApi):
             return policy.for_topic(topic) if topic else policy.defaults
         return policy
 
+    def _rescue_in_flight(self, slow_calls: float = 1.0) -> int | None:
+        """mutepro's Spark sink only (its rows carry identity headers, so copies can be told apart): re-send what
+        is stuck in flight to muted partitions once nothing else is outstanding; see Rescuer.rescue_in_flight."""
+        if self._closed:
+            raise compat.closed_error()
+        return self._rescuer.rescue_in_flight(self._clock(), slow_calls)
+
     @property
     def _stragglers(self) -> int:
         """Purge reports of a rescue that reached the producer after it (diagnostics for tests)."""

@@ -1,7 +1,9 @@
 """Rescue: when partitions are muted, take their queued messages back from librdkafka (purge), collect the purge
 reports (drain), and send each message on again (redispatch) -- around the muted partition, into its hold queue,
 failed, or to the same partition, as the topic's policy says -- in the order the application produced them.
-Also the re-send of a message that timed out on a partition (``rescue.enabled``).
+Also the re-send of a message that timed out on a partition (``rescue.enabled``), and -- for mutepro's Spark sink,
+whose rows carry identity headers -- the rescue of messages already *in flight* to a muted partition
+(:meth:`Rescuer.rescue_in_flight`).
 
 Idempotent and transactional producers are never purged: librdkafka numbers a partition's messages when they are
 queued, so a purge leaves a gap in the sequence, the broker answers OUT_OF_ORDER_SEQUENCE_NUMBER, librdkafka bumps
@@ -16,6 +18,7 @@ from typing import Any
 from confluent_kafka import KafkaError, Message
 
 from mutepro.logs import get_logger
+from mutepro.policy.runtime import runtime_of
 from mutepro.policy.schema import KeyedPolicy
 from mutepro.producer.core import Core
 from mutepro.producer.holds import HoldKey, HoldQueues
@@ -129,16 +132,7 @@ class Rescuer:
     def rescue(self, opened: Sequence[tuple[str, int]]) -> None:
         """Purge librdkafka's queues and re-send what was queued, routed around the newly muted partitions."""
         if self.idempotent:
-            # New messages still go around the muted partitions (or wait in the hold); what librdkafka already
-            # queued for them waits for their broker, as in the plain client. Said once, not on every mute.
-            if not self._skip_logged:
-                self._skip_logged = True
-                log.info(
-                    "rescue_skipped",
-                    reason="transactional producer" if self.transactional else "enable.idempotence=true",
-                    detail="messages already queued for a muted partition stay queued (a purge would break the "
-                    "idempotent sequence); new messages are routed or held as the policy says",
-                )
+            self._say_skipped()
             return
         moved: Moves = {}
         self.serving.quiesce()
@@ -155,7 +149,108 @@ class Rescuer:
         if batch:
             log.info("rescue_done", purged=len(batch), moved=sum(sum(t.values()) for t in moved.values()))
 
-    def _purge_and_redispatch(self, moved: Moves) -> list[Any]:
+    def _say_skipped(self) -> None:
+        # New messages still go around the muted partitions (or wait in the hold); what librdkafka already
+        # queued for them waits for their broker, as in the plain client. Said once, not on every mute.
+        if not self._skip_logged:
+            self._skip_logged = True
+            log.info(
+                "rescue_skipped",
+                reason="transactional producer" if self.transactional else "enable.idempotence=true",
+                detail="messages already queued for a muted partition stay queued (a purge would break the "
+                "idempotent sequence); new messages are routed or held as the policy says",
+            )
+
+    # -- the rescue of messages in flight to muted partitions (the Spark sink's end of task) ---------------
+
+    def rescue_in_flight(self, now: float, slow_calls: float) -> int | None:
+        """Take back what librdkafka holds for muted partitions, in flight included, and re-send it elsewhere;
+        returns how many messages moved off a muted partition, or None when the rescue was not due.
+
+        Due only when every message librdkafka still holds is on a muted partition (purging is producer-wide:
+        the healthy partitions must have drained first, or their in-flight messages would be sent twice) and
+        one of them is overdue: older than ``slow_calls`` times its topic's slow-call threshold, or sent before
+        its partition was muted again after a failed probe (a probe the manager has judged, or older messages
+        the partition failed to deliver twice: waiting longer for them only holds the caller), each such topic
+        rerouting keyed messages (``rescue.enabled`` and ``keyed_policy: reroute``) and having a writable
+        partition. The stalled broker may still write the originals: only a writer whose rows can be told
+        apart (the sink's identity headers) may ask for this. Never for an idempotent or transactional
+        producer (see the module docstring). A copy that gets stuck again may be rescued again by a later
+        call; the caller bounds how often.
+        """
+        if self.idempotent:
+            self._say_skipped()
+            return None
+        with self._core.lock:  # a cheap look first: the sink asks every few hundred ms while it flushes
+            if not self._all_stuck_on_muted(now, slow_calls):
+                return None
+        moved: Moves = {}
+        self.serving.quiesce()
+        try:
+            with self._core.lock:  # checked again and purged under one hold of the lock: nothing sent in between
+                if not self._all_stuck_on_muted(now, slow_calls):
+                    return None
+                batch = self._purge_and_redispatch(moved, in_flight=True)
+        finally:
+            self.serving.resume()
+        count = sum(sum(t.values()) for t in moved.values())
+        log.info(
+            "rescue_in_flight", purged=len(batch), moved=count,
+            partitions=sorted(f"{topic}:{partition}" for topic, partition in moved),
+        )
+        return count
+
+    def _all_stuck_on_muted(self, now: float, slow_calls: float) -> bool:
+        core = self._core
+        tracker = core.tracker
+        total = tracker.total
+        if total <= 0:
+            return False
+        on_muted = 0
+        overdue = False
+        remuted: dict[tuple[str, int], float] | None = None
+        for topic, tally in tracker.topics.items():
+            snap = core.manager.snapshot(topic)
+            for p in range(tally.count):
+                n = tally.sent[p] - tally.reported[p]
+                if n <= 0:
+                    continue
+                if snap is None or p not in snap.muted:
+                    return False  # a partition that is not muted still has messages to deliver: let it
+                policy = core.policy_for(topic)
+                if not (policy.rescue.enabled and policy.keyed_policy == KeyedPolicy.REROUTE and snap.writable):
+                    return False  # its messages would go back where they are (or into a hold): no use
+                on_muted += n
+                if overdue:
+                    continue
+                age = tracker.load(topic, p, now).oldest_age_s
+                if age is None:
+                    continue
+                if age > slow_calls * runtime_of(policy).slow_threshold_s:
+                    overdue = True
+                    continue
+                if remuted is None:
+                    remuted = self._remuted_at()
+                at = remuted.get((topic, p))
+                overdue = at is not None and age >= now - at
+        # Messages librdkafka partitions itself (sent before the topic's metadata) are in no partition's count:
+        # where they wait is unknown, so nothing is purged while there are any.
+        return overdue and on_muted == total
+
+    def _remuted_at(self) -> dict[tuple[str, int], float]:
+        """When each partition whose latest mute event is a re-mute (a failed probe) was re-muted."""
+        latest: dict[tuple[str, int], float] = {}
+        seen: set[tuple[str, int]] = set()
+        for event in reversed(self._core.manager.events):
+            key = (event.topic, event.partition)
+            if key in seen:
+                continue
+            seen.add(key)
+            if event.kind == "remute":
+                latest[key] = event.at
+        return latest
+
+    def _purge_and_redispatch(self, moved: Moves, *, in_flight: bool = False) -> list[Any]:
         core = self._core
         with core.lock:
             # Between a purge report (its message no longer counted as outstanding) and the message's re-send, it
@@ -167,7 +262,7 @@ class Rescuer:
                 self.batch = []
                 self.rescue_purge_at = core.clock()
                 try:
-                    core.inner.purge(in_queue=True, in_flight=False, blocking=True)
+                    core.inner.purge(in_queue=True, in_flight=in_flight, blocking=True)
                     # drain until librdkafka has had a moment with nothing more to report (a report still on its
                     # way when the drain ends would be re-sent late, behind newer messages)
                     while core.inner.poll(_RESCUE_DRAIN_S) > 0:
@@ -195,6 +290,10 @@ class Rescuer:
         router = self._router
         topic, current = topic_of(msg), partition_of(msg)
         key = msg.key()
+        if kind & PROBE:
+            # A probe taken back has no result of its own: counted as failed (the partition opens again, with
+            # backoff), or its half-open partition would wait forever for the result of a probe nobody sends.
+            core.manager.probe_result(topic, current, False)
         snap = core.manager.snapshot(topic)
         if current < 0 and snap is not None:
             # Purged from librdkafka's unassigned queue (sent before the topic's metadata was known). Sent there

@@ -4,9 +4,10 @@ Arrow end to end (the JVM sends Arrow to Python workers anyway): each column is 
 ``to_pylist()``, then a tight loop produces. No per-row delivery callback: failures come from the producer's
 errors-only default callback (:class:`~mutepro.spark.cache.ErrorLog`), the other figures from counter deltas.
 
-The task is the unit of delivery: it ends with ``flush()`` and succeeds only when every row it produced was
-delivered; otherwise it raises :class:`~mutepro.spark.errors.SinkDeliveryError` naming topic, partition and the
-Kafka error, and Spark retries it (at least once, as with Spark's own sink).
+The task is the unit of delivery: it ends with a flush (:func:`~mutepro.spark.flushing.flush_task`, which
+re-sends what is stuck in flight to a stalled broker) and succeeds only when every row it produced was delivered;
+otherwise it raises :class:`~mutepro.spark.errors.SinkDeliveryError` naming topic, partition and the Kafka error,
+and Spark retries it (at least once, as with Spark's own sink).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from mutepro.producer import MuteProducer
 from mutepro.spark import cache
 from mutepro.spark.errors import SinkDeliveryError
 from mutepro.spark.figures import TaskFigures
+from mutepro.spark.flushing import flush_task
 from mutepro.spark.schema import WritePlan
 
 log = get_logger("mutepro.spark")
@@ -76,7 +78,7 @@ def write_task(batches: Iterable[Any], plan: WritePlan, run: str, batch: int | N
         for record_batch in batches:
             rows += _write_batch(producer, record_batch, plan, label.encode(), f"{part}:", rows)
         flush_from = time.monotonic()
-        left = producer.flush(options.flush_timeout_s if options.flush_timeout_s is not None else -1)
+        left, inflight_rescues = flush_task(producer, options.flush_timeout_s)
     except BaseException:
         cache.discard(options)
         raise
@@ -84,7 +86,7 @@ def write_task(batches: Iterable[Any], plan: WritePlan, run: str, batch: int | N
     figures = TaskFigures(
         partition=part, attempt=attempt, producer=f"{os.getpid()}/{producer.name}", rows=rows,
         rerouted=counters.rerouted - before[0], held=counters.held - before[1], rescued=counters.rescued - before[2],
-        failed=errors.count,
+        failed=errors.count, inflight_rescues=inflight_rescues,
         muted=[f"{t}:{p}" for t, ps in producer.mute_manager.muted_partitions().items() for p in ps],
         seconds=round(ended - started, 3), flush_seconds=round(ended - flush_from, 3),
         events=_new_events(worker),

@@ -46,9 +46,9 @@ class ReplayFilter:
     """Remembers the identities seen (the newest ``capacity``) and reports repeats.
 
     A message MuteProducer re-sent (rescued from a muted partition, marked ``x-mutepro-rescued-from``, or
-    re-queued while it purged its queue) does not carry the original's other headers today: confluent-kafka's
-    delivery reports do not return a message's headers, and the re-send is built from the report. Such a copy
-    is matched to its original by content (a hash of key and value), in either order. With
+    re-queued while it purged its queue) keeps the original's headers, identity included (MuteProducer hands
+    them back to the failed report it re-sends from). A copy without them (written by a version that lost
+    them) is matched to its original by content (a hash of key and value), in either order. With
     ``headerless_are_copies`` (the default, for a topic only the sink writes), every message without the
     sink's headers is treated so; set it to False when other producers write the topic too: then only
     messages marked rescued are. Capacity bounds memory: pick more than the rows a replay can reach back.

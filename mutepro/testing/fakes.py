@@ -75,6 +75,7 @@ class FakeInnerProducer:
         self.leader = leader
         self.sent: list[Sent] = []  # every produce() call, in order
         self.pending: list[Sent] = []  # handed over, no report yet (librdkafka's queues)
+        self.in_flight: list[Sent] = []  # of those, the ones sent to their broker (see transmit)
         self._ready: list[tuple[Sent, KafkaError | None, int, float | None]] = []
         self.config: dict[str, Any] = {}
         self.purges: list[tuple[bool, bool]] = []
@@ -88,12 +89,13 @@ class FakeInnerProducer:
     # -- the confluent_kafka.Producer surface MuteProducer uses -----------------------------------------
 
     def produce(
-        self, topic: str, value: Any = None, key: Any = None, partition: int = -1, on_delivery: Any = None,
-        timestamp: int = 0, headers: Any = None, **kwargs: Any,
+        self, topic: str, value: Any = None, key: Any = None, partition: int = -1, callback: Any = None,
+        on_delivery: Any = None, timestamp: int = 0, headers: Any = None,
     ) -> None:
+        # confluent-kafka's positional order (the C fast path passes all eight positionally)
         if len(self) >= self.capacity:
             raise BufferError("Local: Queue full")
-        sent = Sent(topic, value, key, partition, on_delivery or kwargs.get("callback"), timestamp, headers)
+        sent = Sent(topic, value, key, partition, on_delivery or callback, timestamp, headers)
         self.sent.append(sent)
         self.pending.append(sent)
 
@@ -109,14 +111,22 @@ class FakeInnerProducer:
         return len(self)
 
     def purge(self, in_queue: bool = True, in_flight: bool = True, blocking: bool = True) -> None:
-        """Every pending message gets a ``_PURGE_QUEUE`` report (served by the next poll), as when nothing was
-        in flight yet; its latency counts from its produce(), as librdkafka's does."""
+        """Pending messages get a purge report (served by the next poll): ``_PURGE_QUEUE`` with ``in_queue`` for
+        those still queued, ``_PURGE_INFLIGHT`` with ``in_flight`` for those :meth:`transmit` sent; the latency
+        counts from the produce(), as librdkafka's does."""
         self.purges.append((in_queue, in_flight))
-        if in_queue:
-            now = time.monotonic()
-            for sent in self.pending:
-                self._ready.append((sent, KafkaError(KafkaError._PURGE_QUEUE), sent.partition, now - sent.at))
-            self.pending = []
+        now = time.monotonic()
+        flying = {id(s) for s in self.in_flight}
+        kept: list[Sent] = []
+        for sent in self.pending:
+            sending = id(sent) in flying
+            if (in_flight if sending else in_queue):
+                code = KafkaError._PURGE_INFLIGHT if sending else KafkaError._PURGE_QUEUE
+                self._ready.append((sent, KafkaError(code), sent.partition, now - sent.at))
+            else:
+                kept.append(sent)
+        self.pending = kept
+        self._forget_in_flight()
 
     def list_topics(self, topic: str | None = None, timeout: float = -1) -> Any:
         if topic is not None and topic not in self.topics:
@@ -140,6 +150,18 @@ class FakeInnerProducer:
 
     # -- the test's side: decide the pending messages' fate --------------------------------------------
 
+    def transmit(self, topic: str | None = None, partition: int | None = None) -> int:
+        """Mark the pending messages of ``topic[partition]`` (None: any) as in flight to their broker: a purge
+        takes them back only with ``in_flight=True``."""
+        flying = {id(s) for s in self.in_flight}
+        chosen = [
+            s for s in self.pending
+            if id(s) not in flying and (topic is None or s.topic == topic)
+            and (partition is None or s.partition == partition)
+        ]
+        self.in_flight.extend(chosen)
+        return len(chosen)
+
     def pending_for(self, topic: str, partition: int) -> list[Sent]:
         return [s for s in self.pending if s.topic == topic and s.partition == partition]
 
@@ -162,7 +184,12 @@ class FakeInnerProducer:
         ][:count]
         ids = {id(s) for s in chosen}
         self.pending = [s for s in self.pending if id(s) not in ids]
+        self._forget_in_flight()
         for s in chosen:
             # a message left to librdkafka's partitioner (-1) is placed on partition 0
             self._ready.append((s, error, s.partition if s.partition >= 0 else 0, latency))
         return len(chosen)
+
+    def _forget_in_flight(self) -> None:
+        still = {id(s) for s in self.pending}
+        self.in_flight = [s for s in self.in_flight if id(s) in still]

@@ -234,6 +234,58 @@ class TestStreaming:
         _check_committed_rows(messages, committed_rows)
 
 
+def _await_history(query: Any, sink: KafkaSink, found: Any, timeout_s: float) -> Any:
+    """Wait (bounded) until a batch in ``sink.history`` satisfies ``found``; returns it."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        hit = next((b for b in list(sink.history) if found(b)), None)
+        if hit is not None:
+            return hit
+        if not query.isActive:
+            raise AssertionError(f"query stopped: {query.exception()}")
+        assert time.monotonic() < deadline, f"no such batch within {timeout_s}s: {list(sink.history)[-3:]}"
+        query.awaitTermination(0.2)
+
+
+class TestStalledBrokerBound:
+    def test_a_batch_caught_by_a_stall_finishes_while_the_broker_is_still_stopped(
+        self, spark: Any, kafka_cluster: LocalCluster, topic_factory: Any, tmp_path: Path
+    ) -> None:
+        """Broker 2 stalled under a keyed stream (message.timeout.ms left at librdkafka's 5 min): the batch caught
+        by it takes back what is stuck in flight there and finishes while broker 2 is still stopped; after the
+        resume every committed row is consumed, and any duplicate (the stalled broker writing its originals)
+        carries the identity headers of its first copy, so ReplayFilter drops every one."""
+        from pyspark.sql import functions as F
+
+        topic = topic_factory(partitions=6, replication_factor=1)
+        checkpoint = tmp_path / "ckpt"
+        sink = KafkaSink(topic=topic, options={"kafka.bootstrap.servers": kafka_cluster.bootstrap_servers})
+        stream = _rate_stream(spark, 2000).withColumn("key", F.substring(F.col("value"), 1, 10))
+        query = (stream.writeStream.foreachBatch(sink).option("checkpointLocation", str(checkpoint))
+                 .trigger(processingTime="1 second").start())
+        try:
+            _await_batches(query, checkpoint, 2, 120)
+            assert all(b.inflight_rescues == 0 for b in sink.history)
+            with kafka_cluster.stalled(2):
+                # bounded far below message.timeout.ms (300 s): without the in-flight rescue this never comes
+                caught = _await_history(query, sink, lambda b: b.inflight_rescues > 0, 120)
+                assert caught.failed == 0 and caught.rescued > 0 and caught.muted_partitions
+            _await_batches(query, checkpoint, _committed_batches(checkpoint) + 2, 90)
+        finally:
+            query.stop()
+        committed_rows = _committed_batches(checkpoint) * 2000
+        messages = _consume(kafka_cluster.bootstrap_servers, [topic], committed_rows, timeout_s=90)
+        _check_committed_rows(messages, committed_rows)
+        copies: dict[int, list[Any]] = {}
+        for m in messages:
+            copies.setdefault(int(m.value()[:10]), []).append(m)
+        for row, msgs in copies.items():
+            identities = {row_identity(m.headers()) for m in msgs}
+            assert len(identities) == 1 and None not in identities, (row, [m.headers() for m in msgs])
+        strict = ReplayFilter(headerless_are_copies=False)
+        assert len(list(strict.fresh(messages))) == len(copies)
+
+
 class TestUndeliverable:
     def test_fails_the_query_clearly_then_replays_from_the_checkpoint(
         self, spark: Any, kafka_cluster: LocalCluster, topic_factory: Any, tmp_path: Path

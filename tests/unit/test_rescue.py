@@ -160,3 +160,164 @@ def test_len_never_reaches_zero_while_a_rescue_holds_the_purged_messages(acceler
     assert h.fake.purges and seen and min(seen) > 0
     assert h.values(0) == [b"0", b"1", b"2", b"3", b"4"]
     h.close()
+
+
+def _stuck_harness(accelerate: bool, **policy: object) -> Harness:
+    """A harness whose slow-call threshold is 1 s (the in-flight rescue waits for it), detectors otherwise quiet."""
+    h = Harness(accelerate, slow_call={"threshold_ms": 1000, "outlier_factor": 1}, **policy)
+    h.warm()
+    return h
+
+
+def _in_flight_to(h: Harness, partitions: tuple[int, ...], per_partition: int = 3) -> list[bytes]:
+    """Keyed messages homed on ``partitions``, sent and transmitted (in flight); returns their values."""
+    values: list[bytes] = []
+    keys = list(keys_by_home(h))
+    for p in partitions:
+        for key, _ in [kh for kh in keys if kh[1] == p][:per_partition]:
+            value = b"v-" + key
+            h.produce(value, key, headers=[("x-mutepro-row", value)])
+            values.append(value)
+    h.fake.transmit()
+    return values
+
+
+@pytest.mark.parametrize("accelerate", PATHS)
+class TestRescueInFlight:
+    def test_only_once_healthy_partitions_drained_then_copies_are_tagged(self, accelerate: bool) -> None:
+        """In-flight messages of a muted partition are taken back only when nothing else is outstanding and they
+        are older than the slow threshold; the copies go to writable partitions, tagged, headers kept, and each
+        row ends with exactly one successful report."""
+        h = _stuck_harness(accelerate)
+        values = _in_flight_to(h, (1,))
+        h.producer.mute_manager.mute(TOPIC, 1)
+        h.tick()
+        assert h.fake.purges == [(True, False)] and len(h.values(1)) == 3  # the new-mute rescue spares in-flight
+        h.tick(0.5)
+        assert h.producer._rescue_in_flight() is None  # younger than the 1 s threshold
+        h.tick(1.0)
+        values += _in_flight_to(h, (2,))
+        h.tick()
+        assert h.producer._rescue_in_flight() is None  # partition 2 (healthy) still has messages outstanding
+        assert h.fake.purges == [(True, False)]
+        h.fake.deliver(TOPIC, 2)
+        h.producer.poll(0)
+        assert h.producer._rescue_in_flight() == 3
+        assert h.fake.purges[-1] == (True, True) and h.values(1) == []
+        copies = h.fake.pending
+        assert len(copies) == 3 and all((HEADER, b"1") in s.headers for s in copies)
+        assert all(("x-mutepro-row", s.value) in s.headers for s in copies)
+        h.fake.deliver()
+        assert h.producer.flush(1) == 0
+        assert sorted(msg.value() for _, msg in h.reports) == sorted(values)
+        assert {c for c, _ in h.reports} == {None}
+        h.close()
+
+    def test_a_copy_stuck_again_is_rescued_again_until_nothing_is_writable(self, accelerate: bool) -> None:
+        """A copy that gets stuck on a partition muted later is rescued again; with every partition muted there
+        is nowhere to go and nothing is purged."""
+        h = _stuck_harness(accelerate)
+        _in_flight_to(h, (1,))
+        h.producer.mute_manager.mute(TOPIC, 1)
+        h.tick()
+        h.tick(1.5)
+        assert h.producer._rescue_in_flight() == 3
+        second = {s.partition for s in h.fake.pending}
+        for p in second:
+            h.producer.mute_manager.mute(TOPIC, p)
+        h.fake.transmit()
+        h.tick()
+        h.tick(1.5)
+        assert h.producer._rescue_in_flight() == 3
+        assert not {s.partition for s in h.fake.pending} & (second | {1})
+        for p in range(4):
+            h.producer.mute_manager.mute(TOPIC, p)
+        h.fake.transmit()
+        h.tick()
+        h.tick(1.5)
+        purges = len(h.fake.purges)
+        assert h.producer._rescue_in_flight() is None and len(h.fake.purges) == purges
+        h.close()
+
+    def test_a_stuck_probe_does_not_hold_the_flush_and_the_partition_probes_again(self, accelerate: bool) -> None:
+        """A probe in flight to a half-open partition that stays silent is taken back and re-sent elsewhere; the
+        partition is open again (not waiting for that probe's result) and takes a new probe after its backoff."""
+        h = _stuck_harness(accelerate)
+        h.trip(1)
+        h.tick(1.1)  # past retry_interval_ms: half-open
+        assert 1 in h.producer.mute_manager.probing(TOPIC)
+        h.produce(b"probe")
+        probe = h.fake.sent[-1]
+        assert probe.partition == 1 and h.producer.counters.probes == 1
+        h.fake.transmit()
+        h.tick()
+        h.tick(1.5)
+        assert h.producer._rescue_in_flight() == 1
+        assert h.fake.pending[-1].value == b"probe" and h.fake.pending[-1].partition != 1
+        h.fake.deliver()
+        assert h.producer.flush(1) == 0 and [c for c, _ in h.reports] == [None]
+        assert 1 not in h.producer.mute_manager.probing(TOPIC)
+        h.tick(2.5)  # the doubled backoff
+        assert 1 in h.producer.mute_manager.probing(TOPIC) and h.producer.mute_manager.try_probe(TOPIC, 1)
+        h.close()
+
+    def test_a_probe_judged_failed_is_taken_back_at_once(self, accelerate: bool) -> None:
+        """Two probes in flight to a half-open partition; the first fails, so the partition is muted again: the
+        second one (sent before that verdict) is rescued without waiting for the slow threshold."""
+        breaker = {"retry_interval_ms": 1000, "max_retry_interval_ms": 1000, "half_open_probes": 2}
+        h = _stuck_harness(accelerate, breaker={**breaker, "probe_spacing_ms": 0})
+        h.trip(1)
+        h.tick(1.1)
+        h.produce(b"probe-1")
+        h.produce(b"probe-2")
+        assert [s.partition for s in h.fake.sent[-2:]] == [1, 1] and h.producer.counters.probes == 2
+        h.fake.transmit()
+        h.tick()
+        assert h.producer._rescue_in_flight() is None  # half-open, both probes young: their results may come
+        h.fake.fail(TOPIC, 1, KafkaError.REQUEST_TIMED_OUT, count=1)
+        h.producer.poll(0)
+        assert 1 not in h.producer.mute_manager.probing(TOPIC)  # muted again
+        assert h.producer._rescue_in_flight() == 1
+        assert h.fake.pending[-1].value == b"probe-2" and h.fake.pending[-1].partition != 1
+        h.close()
+
+    def test_not_under_keyed_policy_hold(self, accelerate: bool) -> None:
+        """keyed_policy hold keeps keys on their partition: a purge could only put the messages back; none."""
+        h = _stuck_harness(accelerate, keyed_policy="hold")
+        _in_flight_to(h, (1,))
+        h.producer.mute_manager.mute(TOPIC, 1)
+        h.tick()
+        h.tick(1.5)
+        assert h.producer._rescue_in_flight() is None and h.fake.purges == [(True, False)]
+        h.close()
+
+    def test_an_idempotent_producer_is_never_purged(self, accelerate: bool) -> None:
+        """enable.idempotence=true: in-flight messages wait for their broker, as with the plain client."""
+        h = Harness(
+            accelerate, conf={"enable.idempotence": True}, slow_call={"threshold_ms": 1000, "outlier_factor": 1}
+        )
+        h.warm()
+        _in_flight_to(h, (1,))
+        h.producer.mute_manager.mute(TOPIC, 1)
+        h.tick()
+        h.tick(1.5)
+        assert h.producer._rescue_in_flight() is None and h.fake.purges == [] and len(h.values(1)) == 3
+        h.close()
+
+
+@pytest.mark.parametrize("accelerate", PATHS)
+def test_a_probe_purged_by_another_partitions_rescue_counts_as_failed(accelerate: bool) -> None:
+    """A probe still queued when another partition is muted is purged with the queue: its partition opens again
+    instead of waiting forever in half-open for the result of a probe that was never sent."""
+    h = Harness(accelerate)
+    h.warm()
+    h.trip(1)
+    h.tick(1.1)
+    h.produce(b"probe")
+    assert h.fake.sent[-1].partition == 1 and 1 in h.producer.mute_manager.probing(TOPIC)
+    purges = len(h.fake.purges)
+    h.producer.mute_manager.mute(TOPIC, 3)
+    h.tick()
+    assert h.fake.purges[purges:] == [(True, False)] and h.values(1) == []
+    assert h.producer.mute_manager.state()["topics"][TOPIC][1]["state"] == "open"
+    h.close()
