@@ -143,12 +143,23 @@ class Bench:
         self.cluster = cluster
         self.args = args
         self.admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+        self._made: list[str] = []
 
     def conf(self) -> dict[str, Any]:
         return self.cluster.client_config(**{"linger.ms": 5, "acks": "1"})
 
     def topic(self, partitions: int, rf: int = 1) -> str:
+        # The previous run's topic goes first: a saturated run writes 5-8 GB (15 M messages of 512 B), and a full
+        # section without deletions filled the disk (a broker died of "No space left on device" mid-run).
+        if self._made:
+            for future in self.admin.delete_topics(self._made, operation_timeout=30).values():
+                try:
+                    future.result(60)
+                except Exception as err:
+                    console.print(f"[yellow]could not delete a benchmark topic: {err}")
+            self._made.clear()
         name = f"sat-{uuid.uuid4().hex[:8]}"
+        self._made.append(name)
         create_topic(self.admin, name, partitions=partitions, replication_factor=rf)
         return name
 
