@@ -1,0 +1,175 @@
+"""How MuteProducer's costs scale with partitions and with muted partitions (issue 14, item 3). No broker.
+
+    python benchmarks/scale_bench.py                   # ~1 minute
+    python benchmarks/scale_bench.py --partitions 12,120,1200,12000 --reps 7
+
+Two figures per size, each the median of ``--reps`` repetitions with its min..max:
+
+* **decision**: one detection round of the driver thread, ``ProducerMuteManager.evaluate()`` over every partition
+  (each active, with one undelivered message), and the time from a mute decision to the new snapshot published
+  (``mute()``: breaker trip plus snapshot rebuild). A muted partition is decided within one tick
+  (``tick_interval_s``, 50 ms) plus one round, so the round's time is what grows with the partition count.
+* **per message**: ``produce()`` of 512-byte unkeyed and keyed messages through MuteProducer around a stand-in
+  librdkafka producer (``mutepro.testing.fakes.FakeInnerProducer``: a list append), C and pure-Python paths, with
+  0, 10 % and 50 % of the partitions muted. The stand-in costs the same at every size, so what grows is mutepro's.
+
+Writes ``scale_bench.json`` to ``--out``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+from mutepro import MuteProducer
+from mutepro.mute.manager import ProducerMuteManager
+from mutepro.policy.schema import TopicPolicy
+from mutepro.producer import accel
+from mutepro.producer.tracker import OutstandingTracker
+from mutepro.testing.fakes import FakeClock, FakeInnerProducer
+
+console = Console(stderr=True)
+TOPIC = "scale"
+VALUE = b"x" * 512
+
+
+def _spread(values: list[float]) -> dict[str, float]:
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
+
+def decision(partitions: int, muted: int, rounds: int) -> dict[str, float]:
+    """Median microseconds of one evaluate() round and of one mute() (decision -> snapshot published)."""
+    now = [1000.0]
+    tracker = OutstandingTracker(buffer_max_messages=100_000, buffer_max_bytes=1 << 30)
+    manager = ProducerMuteManager(lambda _t: TopicPolicy(), clock=lambda: now[0], wall_clock=lambda: now[0])
+    manager.ensure_topic(TOPIC, partitions, {p: p % 3 + 1 for p in range(partitions)})
+    for p in range(muted):
+        manager.mute(TOPIC, p)
+    tally = tracker.ensure(TOPIC, partitions, 1.0)
+    rounds_us: list[float] = []
+    for _ in range(rounds):
+        now[0] += 0.05
+        for p in range(partitions):
+            tally.sent[p] += 1
+            tally.sent_bytes[p] += 512
+        tracker.checkpoint(now[0])
+        start = time.perf_counter()
+        manager.evaluate(tracker.load)
+        rounds_us.append((time.perf_counter() - start) * 1e6)
+        for p in range(partitions):
+            tally.reported[p] = tally.sent[p]
+    mutes_us = []
+    for p in range(muted, min(partitions, muted + 20)):
+        start = time.perf_counter()
+        manager.mute(TOPIC, p)
+        mutes_us.append((time.perf_counter() - start) * 1e6)
+    return {"evaluate_us": statistics.median(rounds_us), "mute_publish_us": statistics.median(mutes_us)}
+
+
+def per_message(partitions: int, muted: int, keyed: bool, accelerate: bool, messages: int) -> float:
+    """Nanoseconds per produce() through MuteProducer around the stand-in producer (reports served in batches)."""
+    fake = FakeInnerProducer({TOPIC: partitions}, capacity=messages + partitions + 10)
+    clock = FakeClock()
+    producer = MuteProducer(
+        {"bootstrap.servers": "127.0.0.1:1", "linger.ms": 5}, accelerate=accelerate, clock=clock,
+        _inner_factory=fake.factory, _threads=False,
+    )
+    producer.wait_for_topic(TOPIC, 0)  # asks for the metadata, which the driver's metadata round loads
+    producer._load_metadata(clock())
+    for p in range(partitions):  # one delivered message per partition, as after a warm start
+        producer.produce(TOPIC, b"warm", partition=p)
+    fake.deliver(TOPIC)
+    producer._tick(clock.advance(0.05))
+    for p in range(muted):
+        producer.mute_manager.mute(TOPIC, p)
+    keys = [f"key-{i}".encode() for i in range(1000)]
+    produce = producer.produce
+    gc.collect()
+    start = time.perf_counter()
+    if keyed:
+        for i in range(messages):
+            produce(TOPIC, VALUE, keys[i % 1000])
+    else:
+        for _ in range(messages):
+            produce(TOPIC, VALUE)
+    elapsed = time.perf_counter() - start
+    fake.deliver()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        producer.close(0.05)
+    return elapsed / messages * 1e9
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    p.add_argument("--partitions", default="12,120,1200")
+    p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--rounds", type=int, default=100, help="evaluate() rounds per repetition")
+    p.add_argument("--messages", type=int, default=50_000, help="produce() calls per per-message figure")
+    p.add_argument("--out", default="benchmarks/results")
+    args = p.parse_args(argv)
+    sizes = [int(x) for x in args.partitions.split(",") if x.strip()]
+    paths = [("c", True)] if accel.available() else []
+    paths.append(("python", False))
+    result: dict[str, Any] = {"meta": {"command": "python benchmarks/scale_bench.py " + " ".join(sys.argv[1:]),
+                                       "reps": args.reps}, "decision": {}, "per_message": {}}  # fmt: skip
+    for n in sizes:
+        for share in (0.0, 0.1, 0.5):
+            muted = int(n * share)
+            reps = [decision(n, muted, args.rounds) for _ in range(args.reps)]
+            result["decision"][f"{n}/{muted}"] = {
+                "partitions": n, "muted": muted,
+                "evaluate_us": _spread([r["evaluate_us"] for r in reps]),
+                "mute_publish_us": _spread([r["mute_publish_us"] for r in reps]),
+            }  # fmt: skip
+            for name, accelerate in paths:
+                for keyed in (False, True):
+                    ns = [per_message(n, muted, keyed, accelerate, args.messages) for _ in range(args.reps)]
+                    key = f"{n}/{muted}/{name}/{'keyed' if keyed else 'unkeyed'}"
+                    result["per_message"][key] = {"partitions": n, "muted": muted, "path": name, "keyed": keyed,
+                                                  "ns": _spread(ns)}  # fmt: skip
+            console.print(f"  {n:6d} partitions, {muted:5d} muted: evaluate "
+                          f"{result['decision'][f'{n}/{muted}']['evaluate_us']['median']:,.0f} us")  # fmt: skip
+    _summary(result)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "scale_bench.json").write_text(json.dumps(result, indent=1))
+    console.print(f"wrote {out / 'scale_bench.json'}")
+    return 0
+
+
+def _summary(result: dict[str, Any]) -> None:
+    table = Table(title="decision: one evaluate() round and mute() -> snapshot, microseconds (median, min..max)")
+    for col in ("partitions", "muted", "evaluate() us", "per partition us", "mute() us"):
+        table.add_column(col)
+    for r in result["decision"].values():
+        ev, mu = r["evaluate_us"], r["mute_publish_us"]
+        spread = f"{ev['median']:,.0f} ({ev['min']:,.0f}..{ev['max']:,.0f})"
+        table.add_row(str(r["partitions"]), str(r["muted"]), spread, f"{ev['median'] / r['partitions']:.1f}",
+                      f"{mu['median']:,.0f}")  # fmt: skip
+    console.print(table)
+    table = Table(title="produce() through MuteProducer around a stand-in producer, ns per message (median)")
+    for col in ("partitions", "muted", "path", "unkeyed", "keyed"):
+        table.add_column(col)
+    rows: dict[tuple[int, int, str], dict[str, float]] = {}
+    for r in result["per_message"].values():
+        rows.setdefault((r["partitions"], r["muted"], r["path"]), {})["keyed" if r["keyed"] else "unkeyed"] = (
+            r["ns"]["median"]
+        )
+    for (n, muted, path), v in rows.items():
+        table.add_row(str(n), str(muted), path, f"{v.get('unkeyed', 0):,.0f}", f"{v.get('keyed', 0):,.0f}")
+    console.print(table)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
