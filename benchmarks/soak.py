@@ -98,21 +98,15 @@ class MuteLog:
         self._lock = threading.Lock()
 
     def hook(self, workload: Workload) -> None:
-        # The soak watches mute decisions from outside; the manager has one event callback, the producer's own
-        # counter, so it is wrapped rather than replaced.
-        manager = workload.producer.mute_manager
-        inner = manager._on_event
-
+        # The soak watches mute decisions from outside, beside the producer's own counters.
         def on_event(event: Any) -> None:
             with self._lock:
                 self.events.append(
                     (time.monotonic() - self.t0, workload.label, event.topic, event.partition, event.broker,
                      f"{event.kind}:{event.reason}")
                 )
-            if inner is not None:
-                inner(event)
 
-        manager._on_event = on_event
+        workload.producer.mute_manager.add_event_listener(on_event)
 
 
 class Injector(threading.Thread):

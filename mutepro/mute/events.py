@@ -55,7 +55,11 @@ class EventLog:
 
     def __init__(self, on_event: Callable[[MuteEvent], None] | None = None) -> None:
         self.history: list[MuteEvent] = []
-        self._on_event = on_event
+        self._listeners: list[Callable[[MuteEvent], None]] = [on_event] if on_event is not None else []
+
+    def add_listener(self, listener: Callable[[MuteEvent], None]) -> None:
+        """Call ``listener`` with every event from now on, after the ones already there."""
+        self._listeners.append(listener)
 
     def announce(self, event: MuteEvent) -> None:
         self.history.append(event)
@@ -65,8 +69,8 @@ class EventLog:
         # plain strings in the log fields: the console format shows repr(), and a str enum's repr is not its name
         level(f"partition_{event.kind.value}", topic=event.topic, partition=event.partition, broker=event.broker,
               reason=str(event.reason), **plain_fields(event.detail))
-        if self._on_event is not None:
-            self._on_event(event)
+        for listener in self._listeners:
+            listener(event)
 
 
 def plain_fields(detail: Mapping[str, Figure]) -> dict[str, Figure]:

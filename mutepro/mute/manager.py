@@ -15,7 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from mutepro.detect.broker import BrokerDetector
-from mutepro.detect.model import Delivery, MuteReason, PartitionLoad, Verdict
+from mutepro.detect.model import Delivery, MuteReason, Verdict
 from mutepro.detect.protocols import BulkPartitionDetector, PartitionDetector
 from mutepro.detect.stats import StatsSnapshot
 from mutepro.errors import ConfigError
@@ -23,17 +23,10 @@ from mutepro.logs import get_logger
 from mutepro.mute.breaker import BreakerState, MuteBreaker, PartitionKey, Transition
 from mutepro.mute.events import EventLog, Figure, MuteEvent, MuteEventKind, opened_partitions, plain_fields
 from mutepro.mute.factory import build_detectors
-from mutepro.mute.records import PartitionRecord, TopicRecord, since_reset
+from mutepro.mute.records import PartitionRecord, TopicRecord
+from mutepro.mute.scan import LoadReader, scan_topic
 from mutepro.mute.store import BreakerStore, MemoryStore
-from mutepro.mute.verdicts import (
-    ACTIVE_S,
-    Candidate,
-    age_outliers,
-    congestion_outliers,
-    own_evidence_by_leader,
-    probe_limit,
-    without_saturation,
-)
+from mutepro.mute.verdicts import own_evidence_by_leader
 from mutepro.partition.snapshot import TopicSnapshot
 from mutepro.policy.runtime import runtime_of
 from mutepro.policy.schema import TopicPolicy
@@ -45,7 +38,6 @@ __all__ = ["DetectorFactory", "LoadReader", "MuteEvent", "MuteEventKind", "Produ
 
 Clock = Callable[[], float]
 DetectorFactory = Callable[[str, TopicPolicy], list[PartitionDetector]]
-LoadReader = Callable[[str, int, float], PartitionLoad]
 
 
 class ProducerMuteManager:
@@ -180,6 +172,11 @@ class ProducerMuteManager:
             out["topics"][name] = parts
         return out
 
+    def add_event_listener(self, listener: Callable[[MuteEvent], None]) -> None:
+        """Also call ``listener`` (on the deciding thread: keep it short) with every :class:`MuteEvent` from now
+        on, after the ``on_event`` given at construction (the producer's counters)."""
+        self._events.add_listener(listener)
+
     # -- manual control ---------------------------------------------------------------------------------
 
     def mute(self, topic: str, partition: int, reason: str = MuteReason.MANUAL) -> None:
@@ -295,59 +292,18 @@ class ProducerMuteManager:
         muted per leader and at librdkafka's broker statistics and mutes every partition of a bad broker.
         """
         now = self._clock()
-        verdicts: list[Candidate] = []
         with self._lock:
-            for name, t in list(self._topics.items()):
-                closed_outstanding: dict[int, int] = {}
-                active_ages: dict[int, float] = {}  # the outlier rule's input: active closed partitions' ages now
-                active_peaks: dict[int, float] = {}  # ... and their recent peaks
-                half_open: list[int] = []
-                for p, part in t.partitions.items():
-                    part.breaker.tick()
-                    state = part.breaker.state
-                    if state is BreakerState.HALF_OPEN:
-                        half_open.append(p)
-                        continue
-                    if state is not BreakerState.CLOSED:
-                        continue
-                    load = load_of(name, p, now)
-                    closed_outstanding[p] = load.outstanding
-                    if part.fresh_since is not None:
-                        load = since_reset(part, load, now)
-                    if load.sent != part.last_sent:
-                        part.last_sent, part.active_at = load.sent, now
-                    age = load.oldest_age_s or 0.0
-                    peak = part.note_age(age, now)
-                    if part.active_at is not None and now - part.active_at <= ACTIVE_S:
-                        active_ages[p], active_peaks[p] = age, peak
-                    for det in part.detectors:
-                        verdict = det.check(load, now)
-                        if verdict is not None:
-                            verdicts.append((t, part, verdict))
-                            break
-                verdicts += age_outliers(t, active_ages, active_peaks, {v[1].partition for v in verdicts})
-                self._apply_verdicts(t, verdicts, closed_outstanding)
-                verdicts = []
-                t.probe_limit_s = probe_limit(t, active_peaks)
-                for p in half_open:
-                    # A probe (or an older message) still undelivered past the probe limit means the partition
-                    # has not recovered: it reports nothing, so the probe would never fail on its own before
-                    # message.timeout.ms. Re-open now, with backoff.
-                    if t.runtime.slow_call_enabled:
-                        oldest = load_of(name, p, now).oldest_age_s
-                        if oldest is not None and oldest > t.probe_limit_s:
-                            t.partitions[p].breaker.probe_result(False)
+            for t in list(self._topics.values()):
+                scan = scan_topic(t, load_of, now)
+                for topic, part, verdict in scan.trips:
+                    self._trip(topic, part, verdict)
+                for p in scan.failed_probes:  # re-open now, with backoff
+                    t.partitions[p].breaker.probe_result(False)
             self._evaluate_brokers(stats, now)
             for name in list(self._topics):
                 self._rebuild(name)
             opened, self._pending_open = self._pending_open, []
             return opened
-
-    def _apply_verdicts(self, t: TopicRecord, candidates: list[Candidate], outstanding: Mapping[int, int]) -> None:
-        """Trip the breakers of the verdicts the topic-wide rules keep (see :mod:`mutepro.mute.verdicts`)."""
-        kept = without_saturation(t, congestion_outliers(candidates, outstanding, t.policy.congestion.outlier_factor))
-        for topic, part, verdict in kept:
-            self._trip(topic, part, verdict)
 
     def refresh_weights(self, topic: str, queue_sizes: Mapping[int, int]) -> None:
         """Re-weight the topic's writable partitions by their outstanding messages (KIP-794)."""

@@ -757,6 +757,16 @@ class TestEventsAndState:
         with pytest.raises(FrozenInstanceError):
             rig.events[0].reason = "x"  # type: ignore[misc]
 
+    def test_an_added_listener_hears_every_later_event(self, rig: Rig) -> None:
+        """add_event_listener: called after on_event with every event from then on, not the earlier ones."""
+        rig.mgr.mute(T, 1)
+        heard: list[MuteEvent] = []
+        rig.mgr.add_event_listener(heard.append)
+        rig.mgr.mute(T, 2)
+        rig.mgr.unmute(T, 2)
+        assert [(e.kind, e.partition) for e in heard] == [("mute", 2), ("unmute", 2)]
+        assert rig.events[-2:] == heard
+
     def test_on_event_and_events_agree(self, rig: Rig) -> None:
         """on_event receives exactly the events kept in manager.events, in order."""
         rig.stall(2)

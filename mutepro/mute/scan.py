@@ -1,0 +1,77 @@
+"""One detection round over one topic: every partition's breaker ticked, every closed partition's load read and
+judged by its own detectors, then the topic-wide rules (:mod:`mutepro.mute.verdicts`) applied to the candidates.
+
+Kept apart from the manager, which owns the records and the lock: this is the round's arithmetic, a function of
+the records, the load reader and the time.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from mutepro.detect.model import PartitionLoad
+from mutepro.mute.records import TopicRecord, since_reset
+from mutepro.mute.states import BreakerState
+from mutepro.mute.verdicts import (
+    ACTIVE_S,
+    Candidate,
+    age_outliers,
+    congestion_outliers,
+    probe_limit,
+    without_saturation,
+)
+
+LoadReader = Callable[[str, int, float], PartitionLoad]
+
+
+@dataclass
+class TopicScan:
+    """What one round found in a topic: the verdicts to trip, and the half-open partitions whose probes failed."""
+
+    trips: list[Candidate] = field(default_factory=list)
+    failed_probes: list[int] = field(default_factory=list)
+
+
+def scan_topic(t: TopicRecord, load_of: LoadReader, now: float) -> TopicScan:
+    """Tick every breaker of ``t`` and judge it; sets ``t.probe_limit_s`` for this round's probe reports."""
+    candidates: list[Candidate] = []
+    closed_outstanding: dict[int, int] = {}
+    active_ages: dict[int, float] = {}  # the outlier rule's input: active closed partitions' ages now
+    active_peaks: dict[int, float] = {}  # ... and their recent peaks
+    half_open: list[int] = []
+    for p, part in t.partitions.items():
+        part.breaker.tick()
+        state = part.breaker.state
+        if state is BreakerState.HALF_OPEN:
+            half_open.append(p)
+            continue
+        if state is not BreakerState.CLOSED:
+            continue
+        load = load_of(t.name, p, now)
+        closed_outstanding[p] = load.outstanding
+        if part.fresh_since is not None:
+            load = since_reset(part, load, now)
+        if load.sent != part.last_sent:
+            part.last_sent, part.active_at = load.sent, now
+        age = load.oldest_age_s or 0.0
+        peak = part.note_age(age, now)
+        if part.active_at is not None and now - part.active_at <= ACTIVE_S:
+            active_ages[p], active_peaks[p] = age, peak
+        for det in part.detectors:
+            verdict = det.check(load, now)
+            if verdict is not None:
+                candidates.append((t, part, verdict))
+                break
+    candidates += age_outliers(t, active_ages, active_peaks, {c[1].partition for c in candidates})
+    factor = t.policy.congestion.outlier_factor
+    scan = TopicScan(trips=without_saturation(t, congestion_outliers(candidates, closed_outstanding, factor)))
+    t.probe_limit_s = probe_limit(t, active_peaks)
+    if t.runtime.slow_call_enabled:
+        for p in half_open:
+            # A probe (or an older message) still undelivered past the probe limit means the partition has not
+            # recovered: it reports nothing, so the probe would never fail on its own before message.timeout.ms.
+            oldest = load_of(t.name, p, now).oldest_age_s
+            if oldest is not None and oldest > t.probe_limit_s:
+                scan.failed_probes.append(p)
+    return scan
