@@ -163,19 +163,26 @@ class Bench:
         create_topic(self.admin, name, partitions=partitions, replication_factor=rf)
         return name
 
-    def producer(self, kind: str) -> Any:
+    def producer(self, kind: str, topic: str) -> Any:
+        """A plain or a default-policy MuteProducer (nothing tuned) that already knows ``topic``'s metadata."""
         conf = self.conf()
         if kind == "plain":
-            return confluent_kafka.Producer(conf)
-        return MuteProducer(conf)  # the default policy: nothing tuned
+            plain = confluent_kafka.Producer(conf)
+            plain.list_topics(topic, timeout=15)
+            return plain
+        producer = MuteProducer(conf)
+        producer.wait_for_topic(topic, 15)
+        return producer
+
+    def fault_context(self, fault: str, seconds: float) -> Any:
+        """Broker 2 limping (stopped 80 % of every second, bounded) or stalled, for the ``with`` block."""
+        if fault == "limp":
+            return self.cluster.limping(FAULT_BROKER, max_duration_s=seconds + 5)
+        return self.cluster.stalled(FAULT_BROKER)
 
     def run(self, kind: str, style: str, topic: str, partitions: int, seconds: float) -> dict[str, Any]:
         """One closed-loop run; delivered msg/s over the load and the bounded flush after it."""
-        producer = self.producer(kind)
-        if isinstance(producer, MuteProducer):
-            producer.wait_for_topic(topic, 15)
-        else:
-            producer.list_topics(topic, timeout=15)
+        producer = self.producer(kind, topic)
         rec = Recorder(CAPACITY)
         loop = _loop_for(style)
         gc.collect()
@@ -189,9 +196,7 @@ class Bench:
         events: list[dict[str, Any]] = []
         if isinstance(producer, MuteProducer):
             mutes = producer.counters.as_dict()["mutes"]
-            events = [{"t": round(e.at - t0, 3), "kind": str(e.kind), "partition": e.partition, "broker": e.broker,
-                       "reason": str(e.reason), "detail": dict(e.detail)}
-                      for e in list(producer.mute_manager.events)][:50]  # fmt: skip
+            events = _mute_events(producer, t0)[:50]
             producer.close()
         del producer
         gc.collect()
@@ -233,9 +238,7 @@ class Bench:
 
         def inject() -> None:
             time.sleep(max(0.0, start_at + third - time.monotonic()))
-            ctx = (self.cluster.limping(FAULT_BROKER, max_duration_s=third + 5) if fault == "limp"
-                   else self.cluster.stalled(FAULT_BROKER))  # fmt: skip
-            with ctx:
+            with self.fault_context(fault, third):
                 time.sleep(max(0.0, start_at + 2 * third - time.monotonic()))
 
         injector = threading.Thread(target=inject, daemon=True)
@@ -266,11 +269,7 @@ class Bench:
             return self.java_fault(fault, run_s)
         partitions = 12
         topic = self.topic(partitions)
-        producer = self.producer(kind)
-        if isinstance(producer, MuteProducer):
-            producer.wait_for_topic(topic, 15)
-        else:
-            producer.list_topics(topic, timeout=15)
+        producer = self.producer(kind, topic)
         rec = TimedRecorder(CAPACITY)
         loop = _loop_for("keywords")
         third = run_s / 3
@@ -278,9 +277,7 @@ class Bench:
         t0 = time.monotonic()
         n, e1 = loop(producer, topic, rec.on_delivery, rec.sent, 0, CAPACITY, t0 + third, *args)
         f0 = time.monotonic()
-        ctx = (self.cluster.limping(FAULT_BROKER, max_duration_s=third + 5) if fault == "limp"
-               else self.cluster.stalled(FAULT_BROKER))  # fmt: skip
-        with ctx:
+        with self.fault_context(fault, third):
             n, e2 = loop(producer, topic, rec.on_delivery, rec.sent, n, CAPACITY, f0 + third, *args)
         f1 = time.monotonic()
         n, e3 = loop(producer, topic, rec.on_delivery, rec.sent, n, CAPACITY, f1 + third, *args)
@@ -290,9 +287,7 @@ class Bench:
         events: list[dict[str, Any]] = []
         if isinstance(producer, MuteProducer):
             counters = producer.counters.as_dict()
-            events = [{"t": round(e.at - t0, 3), "kind": str(e.kind), "partition": e.partition, "broker": e.broker,
-                       "reason": str(e.reason), "detail": dict(e.detail)}
-                      for e in list(producer.mute_manager.events)]  # fmt: skip
+            events = _mute_events(producer, t0)
             producer.close()
         del producer
         gc.collect()
@@ -302,6 +297,12 @@ class Bench:
             "pre_msgs_s": _DeliveryCounter.rate(rec, t0, f0), "during_msgs_s": _DeliveryCounter.rate(rec, f0, f1),
             "after_msgs_s": _DeliveryCounter.rate(rec, f1, f1 + third), "counters": counters, "events": events[:200],
         }  # fmt: skip
+
+
+def _mute_events(producer: MuteProducer, t0: float) -> list[dict[str, Any]]:
+    """The producer's mute decisions, timed from the run's start, with the verdict's figures."""
+    return [{"t": round(e.at - t0, 3), "kind": str(e.kind), "partition": e.partition, "broker": e.broker,
+             "reason": str(e.reason), "detail": dict(e.detail)} for e in list(producer.mute_manager.events)]
 
 
 def _warn_if_capped(n: int) -> None:
