@@ -148,7 +148,8 @@ class MuteProducer(ClientPassthrough, MuteproApi):
         self._totals = self._tracker.totals
         self.counters = ProducerCounters(self._totals)
         self._manager = ProducerMuteManager(
-            self._policy_for, clock=clock, store=store or options.store_of(self._policy), on_event=self._on_mute_event,
+            self._policy_for, clock=clock, store=store if store is not None else options.store_of(self._policy),
+            on_event=self._on_mute_event,
             detector_factory=detector_factory or build_detectors,
         )
         self._manager.bind_counts(self.outstanding, self.accumulated, self.in_flight)
