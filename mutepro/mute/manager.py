@@ -170,6 +170,8 @@ class ProducerMuteManager:
                     "opens": snap.opens,
                 }
             out["topics"][name] = parts
+            if t.avoided:
+                out.setdefault("avoided", {})[name] = sorted(t.avoided)
         return out
 
     def add_event_listener(self, listener: Callable[[MuteEvent], None]) -> None:
@@ -439,12 +441,13 @@ class ProducerMuteManager:
             and old.partition_count == len(t.partitions)
             and old.muted == frozenset(muted)
             and t.probing == probing
+            and old.avoided == t.avoided
         ):
             return
         self._version += 1
         t.snapshot = TopicSnapshot.build(
             topic, len(t.partitions), muted, queue_sizes, adaptive=t.policy.partitioner.adaptive,
-            version=self._version, probing=probing,
+            version=self._version, probing=probing, avoided=t.avoided,
         )
         self.snapshots[topic] = t.snapshot  # the producer hot path reads this dict directly
         t.probing = probing

@@ -9,6 +9,7 @@ from typing import overload
 from mutepro.detect.model import PartitionLoad
 from mutepro.detect.protocols import PartitionDetector
 from mutepro.mute.breaker import MuteBreaker
+from mutepro.mute.suspicion import Suspicion
 from mutepro.partition.snapshot import TopicSnapshot
 from mutepro.policy.runtime import runtime_of
 from mutepro.policy.schema import TopicPolicy
@@ -73,7 +74,18 @@ class PartitionRecord:
 
 
 class TopicRecord:
-    __slots__ = ("name", "partitions", "policy", "probe_limit_s", "probing", "runtime", "saturated", "snapshot")
+    __slots__ = (
+        "avoided",
+        "name",
+        "partitions",
+        "policy",
+        "probe_limit_s",
+        "probing",
+        "runtime",
+        "saturated",
+        "snapshot",
+        "suspicions",
+    )
 
     def __init__(self, name: str, policy: TopicPolicy) -> None:
         self.name = name
@@ -86,6 +98,17 @@ class TopicRecord:
         # A probe slower than this failed: the slow threshold, or lower where the outlier rule sets the bar
         # (see verdicts.probe_limit); refreshed every evaluation round.
         self.probe_limit_s = self.runtime.slow_threshold_s
+        # The outlier rule's steering (see mute.suspicion): per leader its episodes, and the partitions unkeyed
+        # messages avoid right now (closed ones only; muted ones are not writable anyway).
+        self.suspicions: dict[int, Suspicion] = {}
+        self.avoided: frozenset[int] = frozenset()
+
+    def suspicion(self, key: int) -> Suspicion:
+        """The episodes of one leader (``verdicts.leader_key``), created on first use."""
+        found = self.suspicions.get(key)
+        if found is None:
+            found = self.suspicions[key] = Suspicion()
+        return found
 
 
 def since_reset(part: PartitionRecord, load: PartitionLoad, now: float) -> PartitionLoad:

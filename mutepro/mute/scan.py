@@ -39,6 +39,7 @@ def scan_topic(t: TopicRecord, load_of: LoadReader, now: float) -> TopicScan:
     closed_outstanding: dict[int, int] = {}
     active_ages: dict[int, float] = {}  # the outlier rule's input: active closed partitions' ages now
     active_peaks: dict[int, float] = {}  # ... and their recent peaks
+    held: dict[int, float] = {}  # every closed partition's age now (an avoided one is soon inactive)
     half_open: list[int] = []
     for p, part in t.partitions.items():
         part.breaker.tick()
@@ -55,6 +56,7 @@ def scan_topic(t: TopicRecord, load_of: LoadReader, now: float) -> TopicScan:
         if load.sent != part.last_sent:
             part.last_sent, part.active_at = load.sent, now
         age = load.oldest_age_s or 0.0
+        held[p] = age
         peak = part.note_age(age, now)
         if part.active_at is not None and now - part.active_at <= ACTIVE_S:
             active_ages[p], active_peaks[p] = age, peak
@@ -63,7 +65,7 @@ def scan_topic(t: TopicRecord, load_of: LoadReader, now: float) -> TopicScan:
             if verdict is not None:
                 candidates.append((t, part, verdict))
                 break
-    candidates += age_outliers(t, active_ages, active_peaks, {c[1].partition for c in candidates})
+    candidates += age_outliers(t, active_ages, active_peaks, {c[1].partition for c in candidates}, now, held)
     factor = t.policy.congestion.outlier_factor
     scan = TopicScan(trips=without_saturation(t, congestion_outliers(candidates, closed_outstanding, factor)))
     t.probe_limit_s = probe_limit(t, active_peaks)

@@ -88,13 +88,24 @@ MIN_PEERS = 2
 
 
 def age_outliers(
-    t: TopicRecord, ages: Mapping[int, float], peaks: Mapping[int, float], judged: set[int]
+    t: TopicRecord,
+    ages: Mapping[int, float],
+    peaks: Mapping[int, float],
+    judged: set[int],
+    now: float,
+    held: Mapping[int, float] | None = None,
 ) -> list[Candidate]:
-    """The relative slow rule: a closed partition whose oldest undelivered message is older than
-    ``slow_call.outlier_factor`` times the median of the topic's other active partitions' recent peaks (the
-    largest such age each showed over the last 0.5-1 s, 0 when it held nothing) and than
-    ``slow_call.outlier_min_ms``. ``ages`` (now) and ``peaks`` hold the active closed partitions; ``judged``
-    the ones another detector already has a verdict for.
+    """The relative slow rule: steer around a leader whose partitions stand out, mute it when it does so again.
+
+    A closed partition *stands out* when its oldest undelivered message is older than ``slow_call.outlier_factor``
+    times the median of the topic's other active partitions' recent peaks (the largest such age each showed over
+    the last 0.5-1 s, 0 when it held nothing) and than ``slow_call.avoid_min_ms``. Its leader's episode begins:
+    every partition it leads is avoided by unkeyed messages (``t.avoided``) until none of them holds a message
+    older than the avoid floor (``held``: every closed partition's age, active or not; ``ages`` when not given).
+    A partition standing out is *muted* (returned) once it is older than ``slow_call.outlier_min_ms`` too and its
+    leader's suspicion is confirmed (:mod:`mutepro.mute.suspicion`: a second episode within 5 s, or one of 1.5 s).
+    ``ages`` (now) and ``peaks`` hold the active closed partitions; ``judged`` the ones another detector already
+    has a verdict for.
 
     Why relative: a broker stopped 80 % of every second (a limping disk, a GC-bound JVM) delays its partitions'
     messages by up to 0.8 s and never by 1 s, so the default absolute threshold (1 s) never sees it, and any
@@ -102,20 +113,44 @@ def age_outliers(
     acks=all-slow. Against the topic's own median it stands out within a tick. Worked numbers, 12 partitions on
     3 brokers, open loop at 115,000 msg/s or a saturated closed loop at 270,000, linger 5 ms (measured on the
     local cluster): healthy partitions' recent peaks are ~1 ms (median), the limping broker's partitions reach
-    400 ms 0.4 s into each stop: muted (and, two of them, the whole broker) at ~0.45 s. The floor is 400 ms, not
-    less, because a single broker hiccup (a young-generation GC pause of a busy broker) left one partition's
-    batch 250-300 ms old against peers at 1 ms several times per minute on a loaded machine: muted for nothing at
-    a 250 ms floor. RF=3 acks=all with a stalled follower: every partition waits, none stands out, none muted.
+    150 ms 0.15 s into each stop: avoided; 0.4 s into the next stop: muted (and, two of them, the whole broker).
+    When more than half of the active partitions stand out at once, that is saturation, not a bad leader: no
+    episode begins. RF=3 acks=all with a stalled follower: every partition waits, none stands out, none muted.
     """
     rt = t.runtime
-    if not rt.slow_outlier_enabled or len(ages) <= MIN_PEERS:
+    if not rt.slow_outlier_enabled:
         return []
+    held = ages if held is None else held
+    avoid_s = min(rt.slow_avoid_min_s, rt.slow_outlier_min_s)
+    standing_out: dict[int, list[tuple[int, float, float]]] = {}  # leader key -> [(partition, age, median)]
+    if len(ages) > MIN_PEERS:
+        for p, age in ages.items():
+            if p in judged or age <= avoid_s:
+                continue
+            median = statistics.median(a for q, a in peaks.items() if q != p)
+            if age > rt.slow_outlier_factor * median:
+                standing_out.setdefault(leader_key(t, p), []).append((p, age, median))
+    if 2 * sum(len(v) for v in standing_out.values()) > len(ages):
+        standing_out = {}  # most partitions are slow: the producer or the cluster is saturated
+    for key, outs in standing_out.items():
+        if t.suspicion(key).begin(now):
+            log.info(
+                "broker_avoided", topic=t.name, broker=key if key >= 0 else None,
+                partitions=sorted(p for p, _, _ in outs), oldest_age_s=round(max(a for _, a, _ in outs), 3),
+                action="unkeyed messages avoid its partitions; muted if it stands out again",
+            )
+    for key, s in t.suspicions.items():
+        if s.active and key not in standing_out and all(
+            held.get(p, 0.0) <= avoid_s for p in partitions_of(t, key)
+        ):
+            s.end(now)
     found: list[Candidate] = []
-    for p, age in ages.items():
-        if p in judged or age <= rt.slow_outlier_min_s:
+    for key, outs in standing_out.items():
+        if not t.suspicions[key].confirmed(now):
             continue
-        median = statistics.median(a for q, a in peaks.items() if q != p)
-        if age > rt.slow_outlier_factor * median:
+        for p, age, median in outs:
+            if age <= rt.slow_outlier_min_s:
+                continue
             verdict = Verdict(
                 MuteReason.SLOW_CALL,
                 {
@@ -127,7 +162,28 @@ def age_outliers(
                 },
             )
             found.append((t, t.partitions[p], verdict))
+    avoided = frozenset(
+        p for key, s in t.suspicions.items() if s.active for p in partitions_of(t, key)
+    )
+    # never steer everything away: with every partition avoided there would be nowhere to go
+    t.avoided = avoided if len(avoided) < len(t.partitions) else frozenset()
     return found
+
+
+def leader_key(t: TopicRecord, partition: int) -> int:
+    """The suspicion key of ``partition``: its leader, or ``-1 - partition`` when the leader is unknown."""
+    leader = t.partitions[partition].leader
+    return leader if leader >= 0 else -1 - partition
+
+
+def partitions_of(t: TopicRecord, key: int) -> list[int]:
+    """The closed partitions of ``t`` a suspicion key covers (see :func:`leader_key`)."""
+    if key < 0:
+        part = t.partitions.get(-1 - key)
+        return [part.partition] if part is not None and part.breaker.state is BreakerState.CLOSED else []
+    return [
+        p for p, part in t.partitions.items() if part.leader == key and part.breaker.state is BreakerState.CLOSED
+    ]
 
 
 def probe_limit(t: TopicRecord, peaks: Mapping[int, float]) -> float:

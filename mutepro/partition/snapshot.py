@@ -22,7 +22,7 @@ class TopicSnapshot:
     topic: str
     partition_count: int
     writable: tuple[int, ...]
-    """Partitions unkeyed messages may go to, sorted; may be empty (everything muted)."""
+    """Partitions unkeyed messages may go to, sorted: neither muted nor avoided; may be empty (all muted)."""
     muted: frozenset[int]
     """Partitions whose breaker is open; keyed messages hashed to one of them follow the keyed policy."""
     cumulative_weights: tuple[float, ...]
@@ -30,6 +30,8 @@ class TopicSnapshot:
     version: int = 0
     probing: frozenset[int] = frozenset()
     """Muted partitions that are half-open: the next messages may be probes (the producer's Python path)."""
+    avoided: frozenset[int] = frozenset()
+    """Closed partitions unkeyed messages avoid for now (their leader stands out); keyed ones still go there."""
     writable_set: frozenset[int] = field(init=False, repr=False, compare=False)
     """``writable`` as a set, for O(1) "is my sticky partition still writable?" checks."""
 
@@ -69,6 +71,7 @@ class TopicSnapshot:
         adaptive: bool = True,
         version: int = 0,
         probing: Iterable[int] = (),
+        avoided: Iterable[int] = (),
     ) -> TopicSnapshot:
         """A snapshot in which every partition of ``range(partition_count)`` not in ``muted`` is writable.
 
@@ -82,6 +85,8 @@ class TopicSnapshot:
         With ``adaptive=False`` or no sizes every weight is 1: cumulative (1, 2, 3, ...), i.e. uniform.
 
         Muted ids outside ``range(partition_count)`` are dropped (they cannot receive messages anyway).
+        ``avoided`` partitions (closed, but their leader stands out: see ``mute.suspicion``) are left out of
+        ``writable`` too, unless that would leave nothing writable.
         """
         if partition_count < 0:
             raise ConfigError(
@@ -89,7 +94,11 @@ class TopicSnapshot:
                 "partition count from metadata"
             )
         muted_set = frozenset(p for p in muted if 0 <= p < partition_count)
-        writable = tuple(p for p in range(partition_count) if p not in muted_set)
+        avoided_set = frozenset(p for p in avoided if 0 <= p < partition_count and p not in muted_set)
+        writable = tuple(p for p in range(partition_count) if p not in muted_set and p not in avoided_set)
+        if not writable and avoided_set:
+            avoided_set = frozenset()  # never steer everything away
+            writable = tuple(p for p in range(partition_count) if p not in muted_set)
         if adaptive and queue_sizes and writable:
             sizes = [max(0, queue_sizes.get(p, 0)) for p in writable]
             max_plus_one = max(sizes) + 1
@@ -104,4 +113,5 @@ class TopicSnapshot:
             cumulative_weights=tuple(accumulate(weights)),
             version=version,
             probing=frozenset(p for p in probing if p in muted_set),
+            avoided=avoided_set,
         )

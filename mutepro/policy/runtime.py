@@ -26,6 +26,7 @@ class TopicRuntime:
     #: the relative slow rule (oldest undelivered age vs the topic's median); factor 0.0 when it is off
     slow_outlier_factor: float
     slow_outlier_min_s: float
+    slow_avoid_min_s: float  # the outlier rule's steering floor (mutes need slow_outlier_min_s)
     failure_rate: float  # fraction of failed deliveries that mutes
     congestion_max_share: float  # fraction of the producer's buffer one partition may hold
     congestion_min_age_s: float
@@ -51,6 +52,7 @@ class TopicRuntime:
                 else 0.0
             ),
             slow_outlier_min_s=policy.slow_call.outlier_min_ms / 1000.0,
+            slow_avoid_min_s=policy.slow_call.avoid_min_ms / 1000.0,
             failure_rate=policy.failure_rate.threshold_pct / 100.0,
             congestion_max_share=policy.congestion.max_buffer_share_pct / 100.0,
             congestion_min_age_s=policy.congestion.min_age_ms / 1000.0,

@@ -166,7 +166,15 @@ class SlowCallConfig(_Model):
     outlier_min_ms: int = Field(
         default=400,
         ge=1,
-        description="The outlier rule's floor: an undelivered message younger than this is never an outlier.",
+        description="The outlier rule's mute floor: a partition is muted as an outlier only when its oldest "
+        "undelivered message is older than this and its leader stood out before (within 5 s) or for 1.5 s.",
+    )
+    avoid_min_ms: int = Field(
+        default=150,
+        ge=1,
+        description="The outlier rule's steering floor: a leader whose partitions' oldest undelivered message is "
+        "an outlier older than this is avoided by unkeyed messages until they are delivered (no mute). "
+        "Values above outlier_min_ms act as outlier_min_ms.",
     )
 
     @model_validator(mode="after")

@@ -915,25 +915,8 @@ static PyObject *FastPath_produce(FastPath *fp, PyObject *const *args, size_t na
     {
         /* Muted partitions are fine here as long as none is half-open (the next message may have to be its
          * probe: Python decides) -- unkeyed messages stick to writable partitions only, and a keyed message
-         * whose home is muted goes to Python for its keyed policy. */
-        muted = PyObject_GetAttr(snap, S_muted);
-        if (muted == NULL)
-            goto to_slow;
-        Py_ssize_t nmuted = PyObject_Length(muted);
-        if (nmuted < 0)
-            goto to_slow;
-        if (nmuted != 0) {
-            PyObject *probing = PyObject_GetAttr(snap, S_probing);
-            if (probing == NULL)
-                goto to_slow;
-            Py_ssize_t nprobing = PyObject_Length(probing);
-            Py_DECREF(probing);
-            if (nprobing != 0)
-                goto to_slow;
-            writable_set = PyObject_GetAttr(snap, S_writable_set);
-            if (writable_set == NULL || !PyAnySet_Check(writable_set))
-                goto to_slow;
-        }
+         * whose home is muted goes to Python for its keyed policy. Avoided partitions (closed, their leader
+         * stands out) are left out of the writable set too, but keyed messages still go home to them. */
         PyObject *cnt = PyObject_GetAttr(snap, S_partition_count);
         if (cnt == NULL)
             goto to_slow;
@@ -941,6 +924,25 @@ static PyObject *FastPath_produce(FastPath *fp, PyObject *const *args, size_t na
         Py_DECREF(cnt);
         if (count <= 0)
             goto to_slow;
+        writable_set = PyObject_GetAttr(snap, S_writable_set);
+        if (writable_set == NULL || !PyAnySet_Check(writable_set))
+            goto to_slow;
+        if (PySet_GET_SIZE(writable_set) == count) {
+            Py_CLEAR(writable_set); /* every partition writable: nothing to check below */
+        } else {
+            muted = PyObject_GetAttr(snap, S_muted);
+            if (muted == NULL || !PyAnySet_Check(muted))
+                goto to_slow;
+            if (PySet_GET_SIZE(muted) != 0) {
+                PyObject *probing = PyObject_GetAttr(snap, S_probing);
+                if (probing == NULL)
+                    goto to_slow;
+                Py_ssize_t nprobing = PyObject_Length(probing);
+                Py_DECREF(probing);
+                if (nprobing != 0)
+                    goto to_slow;
+            }
+        }
     }
     Py_ssize_t size;
     if (value == NULL || value == Py_None)
@@ -963,7 +965,7 @@ static PyObject *FastPath_produce(FastPath *fp, PyObject *const *args, size_t na
     }
     if (p < 0 || p >= t->count)
         goto to_slow;
-    if (writable_set != NULL && ((key != NULL && key != Py_None) || fp->picker == Py_None)) {
+    if (muted != NULL && ((key != NULL && key != Py_None) || fp->picker == Py_None)) {
         /* a hashed home partition: if it is muted, the keyed policy (Python) decides */
         PyObject *pobj = PyLong_FromLong(p);
         if (pobj == NULL)

@@ -277,6 +277,21 @@ class TestFastPathProduce:
         rig.fast.produce("t", b"v")
         assert rig.inner.calls[-1][3] == 4 and rig.picks == 2
 
+    def test_avoided_partitions_take_keyed_messages_only(self) -> None:
+        """An avoided partition (its leader stands out, not muted) gets no unkeyed message in C, but keyed
+        messages hashed to it still go straight home, without Python."""
+        rig = Rig(key_mode=fp.KP_MURMUR2_RANDOM)
+        rig.fast.produce("t", b"v")
+        assert rig.tally.stick == 5
+        rig.snapshots["t"] = TopicSnapshot.build("t", 6, [], None, avoided=[5])
+        rig.fast.produce("t", b"v")
+        assert rig.inner.calls[-1][3] == 4 and rig.picks == 2
+        ref = key_partitioner("murmur2_random")
+        keys = [f"k{i}".encode() for i in range(40)]
+        assert all(rig.fast.produce("t", b"v", k) is None for k in keys)
+        assert [c[3] for c in rig.inner.calls[-40:]] == [ref(k, 6) for k in keys]
+        assert 5 in {ref(k, 6) for k in keys} and rig.slow_calls == []
+
     def test_half_open_partitions_send_everything_to_python(self) -> None:
         """While a muted partition is half-open, the next messages may be its probes: Python decides."""
         rig = Rig()

@@ -355,17 +355,70 @@ class TestAgeOutlierRule:
         rig.clock.advance(oldest)
         return rig.evaluate()
 
-    def test_a_limping_broker_is_muted_below_the_slow_threshold(self, rig: Rig) -> None:
-        """Broker 2's partitions 0.5 s behind (under the 1 s threshold), the rest drained: 1 and 4 muted as
-        outliers, then 5 by the broker rule."""
+    def test_a_first_episode_only_steers_unkeyed_messages(self, rig: Rig) -> None:
+        """Broker 2's partitions 0.5 s behind, the rest drained: nothing muted, but 1, 4 and 5 (broker 2's) are
+        avoided -- out of the writable set, not muted (keyed messages still go home)."""
+        assert self._traffic(rig, {1: 0.5, 4: 0.5}) == []
+        snap = rig.mgr.snapshot(T)
+        assert snap is not None and snap.avoided == frozenset({1, 4, 5}) and snap.muted == frozenset()
+        assert snap.writable == (0, 2, 3)
+        assert rig.mgr.state()["avoided"] == {T: [1, 4, 5]}
+
+    def test_the_episode_ends_when_its_messages_are_delivered(self, rig: Rig) -> None:
+        """Once broker 2's old messages got their reports, its partitions are writable again."""
+        self._traffic(rig, {1: 0.5, 4: 0.5})
+        rig.settle(1)
+        rig.settle(4)
+        rig.clock.advance(0.1)
+        assert rig.evaluate() == []
+        snap = rig.mgr.snapshot(T)
+        assert snap is not None and snap.avoided == frozenset() and snap.writable == tuple(range(6))
+
+    def test_a_second_episode_mutes_below_the_slow_threshold(self, rig: Rig) -> None:
+        """A limping broker stands out again 1 s after the first episode ended: 1 and 4 muted as outliers at
+        0.5 s (under the 1 s threshold), then 5 by the broker rule."""
+        self._traffic(rig, {1: 0.5, 4: 0.5})
+        rig.settle(1)
+        rig.settle(4)
+        rig.clock.advance(0.1)
+        rig.evaluate()
+        rig.clock.advance(1.0)
         opened = self._traffic(rig, {1: 0.5, 4: 0.5})
         assert {p for _, p in opened} == {1, 4, 5}
         outlier = next(e for e in rig.events if e.partition == 1)
         assert outlier.reason == "slow_call" and outlier.detail["rule"] == "outlier"
 
-    def test_under_the_floor_nothing_is_muted(self, rig: Rig) -> None:
-        """0.3 s behind is under outlier_min_ms (400 ms): nothing muted."""
-        assert self._traffic(rig, {1: 0.3}) == []
+    def test_a_recurrence_after_the_window_is_a_new_first_episode(self, rig: Rig) -> None:
+        """Two hiccups of a healthy broker 10 s apart (more than 5 s): neither is muted."""
+        self._traffic(rig, {1: 0.5})
+        rig.settle(1)
+        rig.clock.advance(0.1)
+        rig.evaluate()
+        rig.clock.advance(10.0)
+        assert self._traffic(rig, {1: 0.5}) == []
+
+    def test_a_long_episode_mutes_on_its_own(self, rig: Rig) -> None:
+        """Broker 2's partitions stay 0.5-0.9 s behind for over 1.5 s (slow all the time, keyed traffic keeps it
+        busy): muted without a second episode."""
+        self._traffic(rig, {1: 0.5})
+        for _ in range(4):
+            rig.clock.advance(0.4)
+            rig.settle(1)
+            rig.send(1)
+            for p in (0, 2, 3):
+                rig.send(p)
+                rig.settle(p)
+            rig.clock.advance(0.5)
+            opened = rig.evaluate()
+            if opened:
+                break
+        assert (T, 1) in opened
+
+    def test_under_the_steering_floor_nothing_happens(self, rig: Rig) -> None:
+        """0.1 s behind is under avoid_min_ms (150 ms): nothing avoided, nothing muted."""
+        assert self._traffic(rig, {1: 0.1}) == []
+        snap = rig.mgr.snapshot(T)
+        assert snap is not None and snap.avoided == frozenset()
 
     def test_idle_partitions_are_no_reference(self, rig: Rig) -> None:
         """Only partitions 0 and 1 get traffic; partition 1 0.5 s behind has one peer, not enough: not muted."""

@@ -54,6 +54,17 @@ class TestTopicSnapshotBuild:
         assert snap.cumulative_weights == ()
         assert snap.probabilities() == {}
 
+    def test_avoided_partitions_are_not_writable_but_not_muted(self) -> None:
+        """Avoided partitions leave ``writable`` and stay out of ``muted`` (keyed messages still go there)."""
+        snap = TopicSnapshot.build("t", 4, [0], None, avoided=[0, 2])
+        assert snap.writable == (1, 3) and snap.muted == frozenset({0}) and snap.avoided == frozenset({2})
+        assert not snap.is_muted(2) and not snap.is_writable(2)
+
+    def test_avoiding_everything_avoids_nothing(self) -> None:
+        """When avoiding would leave no writable partition, nothing is avoided."""
+        snap = TopicSnapshot.build("t", 3, [0], None, avoided=[1, 2])
+        assert snap.writable == (1, 2) and snap.avoided == frozenset()
+
     def test_out_of_range_muted_ids_are_dropped(self) -> None:
         """Muted ids outside the topic's partitions are ignored."""
         snap = TopicSnapshot.build("t", 3, [-1, 2, 5], None)

@@ -127,31 +127,84 @@ class TestOwnEvidenceByLeader:
         assert own_evidence_by_leader([t]) == {}
 
 
+NOW = 100.0
+
+
+def outliers(
+    t: TopicRecord, ages: dict[int, float], peaks: dict[int, float] | None = None, judged: frozenset[int] = frozenset(),
+    *, recurring: bool = True, held: dict[int, float] | None = None,
+) -> list[Candidate]:
+    """One round of the rule at NOW; ``recurring``: every leader's previous episode ended 1 s ago."""
+    if recurring:
+        for leader in {part.leader for part in t.partitions.values()}:
+            t.suspicion(leader).last_end = NOW - 1.0
+    return age_outliers(t, ages, ages if peaks is None else peaks, set(judged), NOW, held)
+
+
 class TestAgeOutliers:
     def test_a_limping_brokers_partitions_stand_out(self) -> None:
-        """Healthy partitions hold 0-3 ms, the limping broker's four 450 ms: those four are slow."""
+        """Healthy partitions hold 0-3 ms, the limping broker's four 450 ms, a second time: those four are slow."""
         t = topic()
         ages = {p: 0.45 if p % 3 == 1 else 0.003 * (p % 2) for p in range(12)}
-        found = age_outliers(t, ages, ages, set())
+        found = outliers(t, ages)
         assert sorted(c[1].partition for c in found) == [1, 4, 7, 10]
         assert all(c[2].reason == MuteReason.SLOW_CALL and c[2].detail["rule"] == "outlier" for c in found)
 
-    def test_below_the_floor_nothing_is_an_outlier(self) -> None:
-        """300 ms against a median of 0 (a broker's GC pause) stays under outlier_min_ms (400 ms)."""
+    def test_a_first_episode_avoids_the_leader_without_muting(self) -> None:
+        """The same ages with no earlier episode: nothing muted, every partition of leader 2 avoided."""
+        t = topic()
+        ages = {p: 0.45 if p % 3 == 1 else 0.003 * (p % 2) for p in range(12)}
+        assert outliers(t, ages, recurring=False) == []
+        assert t.avoided == frozenset({1, 4, 7, 10})
+        assert t.suspicions[2].since == NOW
+
+    def test_the_episode_ends_when_the_leader_holds_nothing_old(self) -> None:
+        """Next round every partition of leader 2 is back under the avoid floor: no longer avoided."""
+        t = topic()
+        outliers(t, {p: 0.45 if p % 3 == 1 else 0.0 for p in range(12)}, recurring=False)
+        age_outliers(t, dict.fromkeys(range(12), 0.0), dict.fromkeys(range(12), 0.0), set(), NOW + 0.5)
+        assert t.avoided == frozenset()
+        assert t.suspicions[2].last_end == NOW + 0.5
+
+    def test_an_avoided_partition_still_holding_old_messages_stays_avoided(self) -> None:
+        """Partition 1 went inactive (avoided) but still holds a 0.6 s message (``held``): still avoided."""
+        t = topic()
+        outliers(t, {p: 0.45 if p % 3 == 1 else 0.0 for p in range(12)}, recurring=False)
+        active = {p: 0.0 for p in range(12) if p % 3 != 1}
+        age_outliers(t, active, active, set(), NOW + 0.5, active | {1: 0.6})
+        assert 1 in t.avoided and t.suspicions[2].active
+
+    def test_between_the_floors_only_steers(self) -> None:
+        """A recurring 300 ms outlier is over avoid_min_ms (150) but under outlier_min_ms (400): avoided only."""
         t = topic()
         ages = {p: 0.3 if p == 1 else 0.0 for p in range(12)}
-        assert age_outliers(t, ages, ages, set()) == []
+        assert outliers(t, ages) == []
+        assert 1 in t.avoided
+
+    def test_below_the_avoid_floor_nothing_happens(self) -> None:
+        """100 ms against a median of 0 stays under avoid_min_ms (150 ms)."""
+        t = topic()
+        assert outliers(t, {p: 0.1 if p == 1 else 0.0 for p in range(12)}) == []
+        assert t.avoided == frozenset()
 
     def test_a_saturated_producer_is_not_an_outlier(self) -> None:
         """Every partition 300-600 ms deep: a 1.2 s one is 2.4-4x the median, under the factor 5."""
         t = topic()
         ages = {p: 0.3 + 0.3 * (p % 2) for p in range(12)} | {5: 1.2}
-        assert age_outliers(t, ages, ages, set()) == []
+        assert outliers(t, ages) == []
+        assert t.avoided == frozenset()
+
+    def test_most_partitions_standing_out_is_saturation(self) -> None:
+        """Seven of twelve partitions far behind a fast five: saturation, no episode, nothing avoided."""
+        t = topic()
+        ages = {p: 0.6 if p < 7 else 0.0 for p in range(12)}
+        assert outliers(t, ages) == []
+        assert t.avoided == frozenset() and not any(s.active for s in t.suspicions.values())
 
     def test_everyone_waiting_is_not_an_outlier(self) -> None:
         """RF=3 acks=all with a stalled follower: all twelve 2 s old, none stands out."""
         t = topic()
-        assert age_outliers(t, dict.fromkeys(range(12), 2.0), dict.fromkeys(range(12), 2.0), set()) == []
+        assert outliers(t, dict.fromkeys(range(12), 2.0)) == []
 
     def test_peers_recent_peaks_are_the_reference(self) -> None:
         """A sticky producer: peers hold nothing right now but each had a 300 ms batch in the last second (the
@@ -159,24 +212,39 @@ class TestAgeOutliers:
         t = topic()
         ages = {p: 0.4 if p == 1 else 0.0 for p in range(12)}
         peaks = {p: 0.4 if p == 1 else 0.3 for p in range(12)}
-        assert age_outliers(t, ages, peaks, set()) == []
+        assert outliers(t, ages, peaks) == []
 
     def test_too_few_active_peers_judge_nothing(self) -> None:
         """A topic whose traffic all goes to one or two partitions has no median to compare with."""
         t = topic()
-        assert age_outliers(t, {0: 5.0, 1: 0.0}, {0: 5.0, 1: 0.0}, set()) == []
+        assert outliers(t, {0: 5.0, 1: 0.0}) == []
+        assert t.avoided == frozenset()
 
     def test_partitions_with_a_verdict_are_not_judged_twice(self) -> None:
         """A partition another detector already has a verdict for gets no second one."""
         t = topic()
         ages = {p: 0.5 if p == 1 else 0.0 for p in range(12)}
-        assert age_outliers(t, ages, ages, {1}) == []
+        assert outliers(t, ages, judged=frozenset({1})) == []
 
     def test_a_factor_of_one_turns_the_rule_off(self) -> None:
-        """slow_call.outlier_factor: 1 disables the relative rule."""
+        """slow_call.outlier_factor: 1 disables the relative rule (no steering either)."""
         t = topic(policy=TopicPolicy(slow_call=SlowCallConfig(outlier_factor=1.0)))
         ages = {p: 0.5 if p == 1 else 0.0 for p in range(12)}
-        assert age_outliers(t, ages, ages, set()) == []
+        assert outliers(t, ages) == []
+        assert t.avoided == frozenset()
+
+    def test_an_avoid_floor_above_the_mute_floor_acts_as_the_mute_floor(self) -> None:
+        """avoid_min_ms 800 with outlier_min_ms 400: a first 0.5 s episode is avoided (the lower floor wins)."""
+        t = topic(policy=TopicPolicy(slow_call=SlowCallConfig(avoid_min_ms=800)))
+        assert outliers(t, {p: 0.5 if p == 1 else 0.0 for p in range(12)}, recurring=False) == []
+        assert 1 in t.avoided
+
+    def test_an_unknown_leader_is_avoided_alone(self) -> None:
+        """A leaderless partition standing out is its own suspect: only it is avoided."""
+        t = topic()
+        t.partitions[1].leader = -1
+        assert outliers(t, {p: 0.5 if p == 1 else 0.0 for p in range(12)}, recurring=False) == []
+        assert t.avoided == frozenset({1})
 
 
 class TestRecentPeak:
