@@ -192,17 +192,19 @@ class Bench:
         left = producer.flush(60)
         end = time.monotonic()
         _warn_if_capped(n)
-        mutes = 0
+        mutes = avoids = 0
         events: list[dict[str, Any]] = []
         if isinstance(producer, MuteProducer):
-            mutes = producer.counters.as_dict()["mutes"]
+            counters = producer.counters.as_dict()
+            mutes, avoids = counters["mutes"], counters["avoids"]
             events = _mute_events(producer, t0)[:50]
             producer.close()
         del producer
         gc.collect()
         return {
             "accepted": n, "delivered": rec.delivered, "failed": rec.failed, "left": left, "buffer_errors": errors,
-            "msgs_s": rec.delivered / (end - t0), "mutes": mutes, "events": events,
+            "msgs_s": rec.delivered / (end - t0), "mutes": mutes, "avoids": avoids,
+            "events": events,
         }  # fmt: skip
 
     def pair(self, style: str, partitions: int, seconds: float, reps: int) -> dict[str, Any]:
@@ -214,7 +216,8 @@ class Bench:
                 topic = self.topic(partitions)
                 runs[kind].append(self.run(kind, style, topic, partitions, seconds))
                 console.print(f"  {style:18s} {partitions:5d}p rep {rep + 1} {kind:5s} "
-                              f"{runs[kind][-1]['msgs_s']:>10,.0f} msg/s  mutes {runs[kind][-1]['mutes']}")  # fmt: skip
+                              f"{runs[kind][-1]['msgs_s']:>10,.0f} msg/s  mutes {runs[kind][-1]['mutes']}"
+                              f"  avoids {runs[kind][-1]['avoids']}")  # fmt: skip
         plain = [r["msgs_s"] for r in runs["plain"]]
         mute = [r["msgs_s"] for r in runs["mute"]]
         ratios = [m / p for m, p in zip(mute, plain, strict=True)]
@@ -224,6 +227,7 @@ class Bench:
                                                       "max": max(ratios)}.items()},
             "mute_us_per_msg": round(1e6 / median(mute), 2), "plain_us_per_msg": round(1e6 / median(plain), 2),
             "healthy_partitions_muted": sum(r["mutes"] for r in runs["mute"]),
+            "avoid_episodes": sum(r["avoids"] for r in runs["mute"]),
             "lost": sum(r["accepted"] - r["delivered"] - r["failed"] for rs in runs.values() for r in rs),
             "runs": runs,
         }  # fmt: skip
@@ -402,14 +406,14 @@ def _summary(result: dict[str, Any]) -> None:
         if section not in result:
             continue
         table = Table(title=f"saturated closed loop: {section} (median, min..max over reps)")
-        for col in ("case", "plain msg/s", "mute msg/s", "mute/plain", "mute us/msg", "muted"):
+        for col in ("case", "plain msg/s", "mute msg/s", "mute/plain", "mute us/msg", "muted", "avoids"):
             table.add_column(col)
         for name, r in result[section].items():
             pl, mu, ra = r["plain_msgs_s"], r["mute_msgs_s"], r["ratio"]
             table.add_row(name, f"{pl['median']:,.0f} ({pl['min']:,.0f}..{pl['max']:,.0f})",
                           f"{mu['median']:,.0f} ({mu['min']:,.0f}..{mu['max']:,.0f})",
                           f"{ra['median']:.2f} ({ra['min']:.2f}..{ra['max']:.2f})", f"{r['mute_us_per_msg']}",
-                          str(r["healthy_partitions_muted"]))  # fmt: skip
+                          str(r["healthy_partitions_muted"]), str(r.get("avoid_episodes", "-")))  # fmt: skip
         console.print(table)
     if "faults" in result:
         table = Table(title="saturated closed loop, default policy, broker 2 faulted in the middle third")

@@ -174,6 +174,11 @@ class ProducerMuteManager:
                 out.setdefault("avoided", {})[name] = sorted(t.avoided)
         return out
 
+    @property
+    def avoid_episodes(self) -> int:
+        """How many times a leader began to be avoided by unkeyed messages (the outlier rule's first step)."""
+        return sum(t.avoid_episodes for t in list(self._topics.values()))
+
     def add_event_listener(self, listener: Callable[[MuteEvent], None]) -> None:
         """Also call ``listener`` (on the deciding thread: keep it short) with every :class:`MuteEvent` from now
         on, after the ``on_event`` given at construction (the producer's counters)."""

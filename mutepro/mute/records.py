@@ -75,6 +75,7 @@ class PartitionRecord:
 
 class TopicRecord:
     __slots__ = (
+        "avoid_episodes",
         "avoided",
         "name",
         "partitions",
@@ -102,6 +103,7 @@ class TopicRecord:
         # messages avoid right now (closed ones only; muted ones are not writable anyway).
         self.suspicions: dict[int, Suspicion] = {}
         self.avoided: frozenset[int] = frozenset()
+        self.avoid_episodes = 0  # how many episodes began (the producer's "avoids" counter)
 
     def suspicion(self, key: int) -> Suspicion:
         """The episodes of one leader (``verdicts.leader_key``), created on first use."""

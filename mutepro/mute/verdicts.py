@@ -134,6 +134,7 @@ def age_outliers(
         standing_out = {}  # most partitions are slow: the producer or the cluster is saturated
     for key, outs in standing_out.items():
         if t.suspicion(key).begin(now):
+            t.avoid_episodes += 1
             log.info(
                 "broker_avoided", topic=t.name, broker=key if key >= 0 else None,
                 partitions=sorted(p for p, _, _ in outs), oldest_age_s=round(max(a for _, a, _ in outs), 3),

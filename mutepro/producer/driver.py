@@ -58,6 +58,7 @@ class Driver:
         for topic, p, calls, failures, slow in drained:
             manager.record_many(topic, p, calls, failures, slow, now)
         opened = manager.evaluate(tracker.load, self.stats)
+        core.counters.avoids = manager.avoid_episodes
         if opened:
             self._rescuer.rescue(opened)
         if self._holds.queues:

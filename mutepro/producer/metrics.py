@@ -32,6 +32,7 @@ COUNTER_HELP = {
     "requeued": "Queued messages purged and re-sent to the same partition during a rescue",
     "probes": "Probe messages sent to half-open partitions",
     "buffer_errors": "BufferError (local queue full) raised to the application",
+    "avoids": "Times unkeyed messages began avoiding a broker whose partitions stood out (not muted yet)",
     "mutes": "Partition mute decisions",
     "unmutes": "Partition unmute decisions",
 }
