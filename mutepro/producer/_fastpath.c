@@ -482,6 +482,18 @@ typedef struct {
     long long direct_reports;    /* reports whose callback ran straight from the app's poll (no queue) */
     long long app_polls;         /* the application's poll()/flush() rounds (the driver skips serving then) */
     long long fallbacks;         /* produce() calls handed to the Python path */
+    /* What produce() reads from the last TopicSnapshot it saw (snap_view): snapshots are immutable and swapped
+     * whole, so the object is the version. Strong references: the address of a freed snapshot may be reused. */
+    PyObject *snap_seen;
+    PyObject *snap_writable; /* its writable_set when some partition is not writable, else NULL */
+    PyObject *snap_muted;    /* its muted set when some partition is not writable, else NULL */
+    long snap_count;
+    int snap_probing; /* a muted partition is half-open: everything goes to Python */
+    /* The report's Message type (a static type: confluent-kafka's) and its partition()/latency() methods, looked
+     * up once instead of once per report */
+    PyTypeObject *msg_type;
+    PyObject *msg_partition;
+    PyObject *msg_latency;
 } FastPath;
 
 typedef struct {
@@ -581,6 +593,33 @@ static PyObject *reporter_fallback(Reporter *self, PyObject *err, PyObject *msg)
     return r;
 }
 
+/* 1 when fp->msg_partition/msg_latency are the methods of msg's type (looked up once per type), 0 to call
+ * them by name. Only for static types: a class defined in Python may have its methods replaced at any time. */
+static int message_methods(FastPath *fp, PyObject *msg) {
+    PyTypeObject *tp = Py_TYPE(msg);
+    if (tp == fp->msg_type)
+        return 1;
+    if (tp->tp_flags & Py_TPFLAGS_HEAPTYPE)
+        return 0;
+    PyObject *part = PyObject_GetAttr((PyObject *)tp, S_partition);
+    PyObject *lat = part != NULL ? PyObject_GetAttr((PyObject *)tp, S_latency) : NULL;
+    if (lat == NULL || !PyCallable_Check(part) || !PyCallable_Check(lat)) {
+        PyErr_Clear();
+        Py_XDECREF(part);
+        Py_XDECREF(lat);
+        return 0;
+    }
+    PyObject *old_p = fp->msg_partition, *old_l = fp->msg_latency, *old_t = (PyObject *)fp->msg_type;
+    Py_INCREF(tp);
+    fp->msg_type = tp;
+    fp->msg_partition = part;
+    fp->msg_latency = lat;
+    Py_XDECREF(old_p);
+    Py_XDECREF(old_l);
+    Py_XDECREF(old_t);
+    return 1;
+}
+
 static PyObject *Reporter_vectorcall(Reporter *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     if (nargs != 2 || kwnames != NULL) {
@@ -591,7 +630,9 @@ static PyObject *Reporter_vectorcall(Reporter *self, PyObject *const *args, size
     FastPath *fp = self->fp;
     if (err != Py_None)
         return reporter_fallback(self, err, msg);
-    PyObject *pobj = PyObject_CallMethodNoArgs(msg, S_partition);
+    int cached = message_methods(fp, msg);
+    PyObject *pobj = cached ? PyObject_Vectorcall(fp->msg_partition, &msg, 1, NULL)
+                            : PyObject_CallMethodNoArgs(msg, S_partition);
     if (pobj == NULL)
         return NULL;
     long p = PyLong_AsLong(pobj);
@@ -608,7 +649,8 @@ static PyObject *Reporter_vectorcall(Reporter *self, PyObject *const *args, size
     fp->counts->reported_total++;
     fp->counts->delivered++;
     row[COL_OK]++;
-    PyObject *lat = PyObject_CallMethodNoArgs(msg, S_latency);
+    PyObject *lat = cached && fp->msg_type == Py_TYPE(msg) ? PyObject_Vectorcall(fp->msg_latency, &msg, 1, NULL)
+                                                             : PyObject_CallMethodNoArgs(msg, S_latency);
     if (lat == NULL)
         return NULL;
     if (lat != Py_None) {
@@ -844,6 +886,60 @@ static long sticky_choose(FastPath *fp, PyObject *topic, PyObject *snap, Tally *
     return p;
 }
 
+/* Read what produce() needs from ``snap`` into fp->snap_* (unless it is the snapshot seen last): its partition
+ * count, and -- when some partition is not writable (muted or avoided) -- its writable and muted sets and
+ * whether one is half-open. Returns -1 (exception cleared) for anything unexpected: the caller goes to Python. */
+static int snap_view(FastPath *fp, PyObject *snap) {
+    if (snap == fp->snap_seen)
+        return 0;
+    PyObject *writable = NULL, *muted = NULL;
+    int probing = 0;
+    PyObject *cnt = PyObject_GetAttr(snap, S_partition_count);
+    if (cnt == NULL)
+        goto fail;
+    long count = PyLong_AsLong(cnt);
+    Py_DECREF(cnt);
+    if (count <= 0)
+        goto fail;
+    writable = PyObject_GetAttr(snap, S_writable_set);
+    if (writable == NULL || !PyAnySet_Check(writable))
+        goto fail;
+    if (PySet_GET_SIZE(writable) == count) {
+        Py_CLEAR(writable); /* every partition writable: nothing to check per message */
+    } else {
+        muted = PyObject_GetAttr(snap, S_muted);
+        if (muted == NULL || !PyAnySet_Check(muted))
+            goto fail;
+        if (PySet_GET_SIZE(muted) != 0) {
+            PyObject *half_open = PyObject_GetAttr(snap, S_probing);
+            if (half_open == NULL)
+                goto fail;
+            Py_ssize_t n = PyObject_Length(half_open);
+            Py_DECREF(half_open);
+            if (n < 0)
+                goto fail;
+            probing = n != 0;
+        }
+    }
+    /* swap in whole, then drop the old references (a finalizer they run may call produce() again) */
+    PyObject *old_s = fp->snap_seen, *old_w = fp->snap_writable, *old_m = fp->snap_muted;
+    Py_INCREF(snap);
+    fp->snap_seen = snap;
+    fp->snap_writable = writable;
+    fp->snap_muted = muted;
+    fp->snap_count = count;
+    fp->snap_probing = probing;
+    Py_XDECREF(old_s);
+    Py_XDECREF(old_w);
+    Py_XDECREF(old_m);
+    return 0;
+fail:
+    PyErr_Clear();
+    Py_XDECREF(writable);
+    Py_XDECREF(muted);
+    return -1;
+}
+
 static PyObject *FastPath_produce(FastPath *fp, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
     /* produce(topic, value=None, key=None, partition=-1, on_delivery=None, timestamp=0, headers=None,
      *         *, callback=None) -- anything unusual goes to the Python produce(), which also raises for misuse */
@@ -912,38 +1008,17 @@ static PyObject *FastPath_produce(FastPath *fp, PyObject *const *args, size_t na
     Py_INCREF(t);
     PyObject *result = NULL, *muted = NULL, *writable_set = NULL, *reporter = NULL;
     long count;
-    {
-        /* Muted partitions are fine here as long as none is half-open (the next message may have to be its
-         * probe: Python decides) -- unkeyed messages stick to writable partitions only, and a keyed message
-         * whose home is muted goes to Python for its keyed policy. Avoided partitions (closed, their leader
-         * stands out) are left out of the writable set too, but keyed messages still go home to them. */
-        PyObject *cnt = PyObject_GetAttr(snap, S_partition_count);
-        if (cnt == NULL)
-            goto to_slow;
-        count = PyLong_AsLong(cnt);
-        Py_DECREF(cnt);
-        if (count <= 0)
-            goto to_slow;
-        writable_set = PyObject_GetAttr(snap, S_writable_set);
-        if (writable_set == NULL || !PyAnySet_Check(writable_set))
-            goto to_slow;
-        if (PySet_GET_SIZE(writable_set) == count) {
-            Py_CLEAR(writable_set); /* every partition writable: nothing to check below */
-        } else {
-            muted = PyObject_GetAttr(snap, S_muted);
-            if (muted == NULL || !PyAnySet_Check(muted))
-                goto to_slow;
-            if (PySet_GET_SIZE(muted) != 0) {
-                PyObject *probing = PyObject_GetAttr(snap, S_probing);
-                if (probing == NULL)
-                    goto to_slow;
-                Py_ssize_t nprobing = PyObject_Length(probing);
-                Py_DECREF(probing);
-                if (nprobing != 0)
-                    goto to_slow;
-            }
-        }
-    }
+    /* Muted partitions are fine here as long as none is half-open (the next message may have to be its probe:
+     * Python decides) -- unkeyed messages stick to writable partitions only, and a keyed message whose home is
+     * muted goes to Python for its keyed policy. Avoided partitions (closed, their leader stands out) are left
+     * out of the writable set too, but keyed messages still go home to them. */
+    if (snap_view(fp, snap) < 0 || fp->snap_probing)
+        goto to_slow;
+    count = fp->snap_count;
+    writable_set = fp->snap_writable; /* own references: pick() may run Python code that replaces the view */
+    muted = fp->snap_muted;
+    Py_XINCREF(writable_set);
+    Py_XINCREF(muted);
     Py_ssize_t size;
     if (value == NULL || value == Py_None)
         size = 0;
@@ -1125,6 +1200,12 @@ static int FastPath_traverse(FastPath *self, visitproc visit, void *arg) {
     Py_VISIT(self->last_topic);
     Py_VISIT(self->last_reporter);
     Py_VISIT(self->counts);
+    Py_VISIT(self->snap_seen);
+    Py_VISIT(self->snap_writable);
+    Py_VISIT(self->snap_muted);
+    Py_VISIT(self->msg_type);
+    Py_VISIT(self->msg_partition);
+    Py_VISIT(self->msg_latency);
     return 0;
 }
 
@@ -1145,6 +1226,12 @@ static int FastPath_clear(FastPath *self) {
     Py_CLEAR(self->default_cb);
     Py_CLEAR(self->reporters);
     Py_CLEAR(self->counts);
+    Py_CLEAR(self->snap_seen);
+    Py_CLEAR(self->snap_writable);
+    Py_CLEAR(self->snap_muted);
+    Py_CLEAR(self->msg_type);
+    Py_CLEAR(self->msg_partition);
+    Py_CLEAR(self->msg_latency);
     return 0;
 }
 

@@ -15,6 +15,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any
 
+import confluent_kafka
 import pytest
 
 from mutepro.partition.hashing import key_partitioner
@@ -343,6 +344,17 @@ class TestReporter:
         assert rig.tracker.totals.delivered == 1 and got == [] and len(rig.queue) == 1
         rig.queue.serve(0)
         assert len(got) == 1
+
+    def test_confluent_messages_are_judged_like_any_other(self) -> None:
+        """A real confluent_kafka.Message (whose methods the reporter looks up once per type) and a Python fake
+        (looked up by name every time) count alike, in any order."""
+        rig = Rig()
+        reporter = self._sent(rig, None, 4)
+        p = rig.inner.calls[-1][3]
+        for latency in (0.9, 0.01, 0.9, 0.01):
+            real = confluent_kafka.Message(topic="t", partition=p, offset=1, value=b"v", latency=latency)
+            reporter(None, real if latency > 0.5 else FakeMsg("t", p, latency=latency))
+        assert rig.tally.reported[p] == 4 and rig.tally.ok[p] == 4 and rig.tally.slow[p] == 2
 
     def test_direct_inside_the_apps_poll(self) -> None:
         """Inside the application's poll (enter_direct on this thread, queue empty) the callback runs at once."""
