@@ -111,6 +111,30 @@ class TestStalledBroker:
         first = mutes[0]
         assert first.partition in ON_BROKER_2 and first.detail.get("rule") == "outlier", first
         assert {e.partition for e in mutes} <= ON_BROKER_2, mutes
+        assert producer.counters.avoids >= 1  # the first stop was steered around, the mute came after
+        assert producer.flush(60) == 0
+        assert ledger.failed == {}
+        producer.close()
+
+    def test_a_single_stop_is_steered_around_not_muted(self, kafka_cluster: LocalCluster, topic_factory) -> None:
+        """One short stop of broker 2 (what a healthy broker's GC pause looks like): unkeyed messages avoid its
+        partitions until it answers again, and nothing is muted (the outlier rule mutes on a second stop)."""
+        topic = topic_factory(replica_assignment=RF1)
+        ledger = Ledger()
+        # the absolute slow rule out of the way (5 s): this is about the outlier rule's first step only
+        producer = MuteProducer(
+            kafka_cluster.client_config(**{"linger.ms": 5}), policy=_policy(slow_call={"threshold_ms": 5000})
+        )
+        _warm(producer, topic, ledger)
+        with BackgroundLoad(producer, topic, ledger, rate=600):
+            with kafka_cluster.stalled(2):  # stopped until its partitions are avoided, then resumed
+                assert wait_for(lambda: producer.counters.avoids >= 1, 30, step=lambda: producer.poll(0.05))
+                snap = producer.mute_manager.snapshot(topic)
+                assert snap is not None and set(snap.avoided) <= ON_BROKER_2 and snap.muted == frozenset()
+            assert wait_for(
+                lambda: not producer.mute_manager.state().get("avoided"), 30, step=lambda: producer.poll(0.05)
+            )
+        assert [e for e in producer.mute_manager.events if e.kind in ("mute", "remute")] == []
         assert producer.flush(60) == 0
         assert ledger.failed == {}
         producer.close()
