@@ -69,6 +69,9 @@ class Scenario:
     description: str
     #: acks=all on RF=3: every partition has a replica on the faulted broker and waits for it, not only those it leads
     all_partitions_affected: bool = False
+    #: messages carry one of 1,000 keys (MuteProducer's default keyed_policy reroutes a muted home's keys; Java's
+    #: adaptive partitioning leaves keyed records on their hash partition: it is the plain client there)
+    keyed: bool = False
 
 
 SCENARIOS = {
@@ -78,6 +81,15 @@ SCENARIOS = {
     "limping": Scenario(
         "limping", "limp", 1, "1",
         f"broker {FAULT_BROKER} stopped 800 ms of every 1 s; {PARTITIONS} partitions, RF=1, acks=1",
+    ),
+    "stalled_keyed": Scenario(
+        "stalled_keyed", "stall", 1, "1",
+        f"broker {FAULT_BROKER} SIGSTOPped; keyed (1,000 keys); {PARTITIONS} partitions, RF=1, acks=1", keyed=True,
+    ),
+    "limping_keyed": Scenario(
+        "limping_keyed", "limp", 1, "1",
+        f"broker {FAULT_BROKER} stopped 800 ms of every 1 s; keyed (1,000 keys); {PARTITIONS} partitions, RF=1, "
+        "acks=1", keyed=True,
     ),
     "stalled_rf3_acks_all": Scenario(
         "stalled_rf3_acks_all", "stall", 3, "all",
@@ -167,9 +179,16 @@ def main(argv: list[str] | None = None) -> int:
             "run well below saturation (a saturated producer queues for itself and hides the fault)"
             if not args.rate else f"offered rate {rate} msg/s given by --rate"
         )
+        # keyed scenarios offer the same share of the *keyed* capacity (lower: every message is hashed, and the
+        # plain client's keyed loop is ~35 % slower), or they would run near saturation
+        keyed_plain = result["happy_path"]["keyed"]["plain_msgs_s"]
+        keyed_mute = result["happy_path"]["keyed"]["mute_msgs_s"]
+        rate_keyed = args.rate or _choose_rate(keyed_plain, keyed_mute, args.rate_share)
+        result["meta"]["target_rate_keyed"] = rate_keyed
         result["scenarios"] = {}
         for name in names:
-            result["scenarios"][name] = bench.scenario(SCENARIOS[name], rate)
+            sc = SCENARIOS[name]
+            result["scenarios"][name] = bench.scenario(sc, rate_keyed if sc.keyed else rate)
             _write(result, out_dir)  # a partial result survives a later failure
         del bench, admin
         gc.collect()  # destroy the clients before the brokers go, or they log connection errors at shutdown
@@ -424,7 +443,7 @@ class _Bench:
             times["t0"] = t_start
             fault.start()
             res = open_loop(
-                producer, topic, rate=rate, seconds=dur.run_s, keyed=False, recorder=rec,
+                producer, topic, rate=rate, seconds=dur.run_s, keyed=sc.keyed, recorder=rec,
                 flush_timeout_s=dur.flush_s, tick=tick,
                 events_of=(lambda: producer.mute_manager.events) if who == "mute" else None,
             )
@@ -474,7 +493,7 @@ class _Bench:
             fault.start()
             task = self._task(f"{sc.name} java @ {rate} msg/s", dur.run_s)
             res, extra = run_peer(
-                self.cluster.bootstrap_servers, topic, mode="open", rate=rate, seconds=dur.run_s, keyed=False,
+                self.cluster.bootstrap_servers, topic, mode="open", rate=rate, seconds=dur.run_s, keyed=sc.keyed,
                 start_at=t_start, props=self._java_props(sc.acks), recorder=rec,
                 timeout_s=dur.run_s + dur.flush_s + 150,
             )
