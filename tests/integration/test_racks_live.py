@@ -181,7 +181,12 @@ class TestStaticMembership:
 
             assert member_b.events[-1] == ("assign", b_partitions)
             assert member_a.events == a_events_before
-            desc = describe_group(admin, group)  # retried while the group's coordinator moves
+            # Retried while the group's coordinator moves. A fresh client (no cached coordinator) and a longer bound:
+            # in one CI run the test's admin client got NOT_COORDINATOR for the whole default 15 s here, although
+            # the same describe had answered a few seconds before (earlier tests kill and restart brokers, which
+            # moves __consumer_offsets leaders).
+            fresh = AdminClient({"bootstrap.servers": bootstrap})
+            desc = describe_group(fresh, group, timeout_s=45.0)
             assert desc.state.name == "STABLE"
             assert sorted(m.group_instance_id for m in desc.members) == ["static-a", "static-b"]
         finally:
