@@ -140,11 +140,11 @@ def age_outliers(
                 partitions=sorted(p for p, _, _ in outs), oldest_age_s=round(max(a for _, a, _ in outs), 3),
                 action="unkeyed messages avoid its partitions; muted if it stands out again",
             )
-    for key, s in t.suspicions.items():
-        if s.active and key not in standing_out and all(
-            held.get(p, 0.0) <= avoid_s for p in partitions_of(t, key)
-        ):
-            s.end(now)
+    # each active suspicion's closed partitions, looked up once per round (a scan over the topic's partitions)
+    covered = {key: partitions_of(t, key) for key, s in t.suspicions.items() if s.active}
+    for key, parts in covered.items():
+        if key not in standing_out and all(held.get(p, 0.0) <= avoid_s for p in parts):
+            t.suspicions[key].end(now)
     found: list[Candidate] = []
     for key, outs in standing_out.items():
         if not t.suspicions[key].confirmed(now):
@@ -163,11 +163,12 @@ def age_outliers(
                 },
             )
             found.append((t, t.partitions[p], verdict))
-    avoided = frozenset(
-        p for key, s in t.suspicions.items() if s.active for p in partitions_of(t, key)
-    )
-    # never steer everything away: with every partition avoided there would be nowhere to go
-    t.avoided = avoided if len(avoided) < len(t.partitions) else frozenset()
+    avoided = frozenset(p for key, parts in covered.items() if t.suspicions[key].active for p in parts)
+    # Never steer everything away (TopicSnapshot.build would refuse too): with every closed partition avoided
+    # there would be nowhere to go. Decided here as well so that t.avoided is what the snapshot holds.
+    if avoided and len(avoided) >= sum(1 for q in t.partitions.values() if q.breaker.state is BreakerState.CLOSED):
+        avoided = frozenset()
+    t.avoided = avoided
     return found
 
 

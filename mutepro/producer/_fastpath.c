@@ -574,6 +574,19 @@ static double monotonic_s(void) {
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* Store three new values in three cache slots (references stolen; NULL allowed), then drop the old ones. In this
+ * order because dropping a reference may run a finalizer that calls back into the producer: it must find every
+ * slot already consistent, never one freed value still in place. */
+static void replace3(PyObject **a, PyObject *va, PyObject **b, PyObject *vb, PyObject **c, PyObject *vc) {
+    PyObject *old_a = *a, *old_b = *b, *old_c = *c;
+    *a = va;
+    *b = vb;
+    *c = vc;
+    Py_XDECREF(old_a);
+    Py_XDECREF(old_b);
+    Py_XDECREF(old_c);
+}
+
 /* -- Reporter: the delivery callback handed to librdkafka for fast-path messages ------------------------- */
 
 static PyObject *reporter_fallback(Reporter *self, PyObject *err, PyObject *msg) {
@@ -609,14 +622,8 @@ static int message_methods(FastPath *fp, PyObject *msg) {
         Py_XDECREF(lat);
         return 0;
     }
-    PyObject *old_p = fp->msg_partition, *old_l = fp->msg_latency, *old_t = (PyObject *)fp->msg_type;
     Py_INCREF(tp);
-    fp->msg_type = tp;
-    fp->msg_partition = part;
-    fp->msg_latency = lat;
-    Py_XDECREF(old_p);
-    Py_XDECREF(old_l);
-    Py_XDECREF(old_t);
+    replace3((PyObject **)&fp->msg_type, (PyObject *)tp, &fp->msg_partition, part, &fp->msg_latency, lat);
     return 1;
 }
 
@@ -759,11 +766,7 @@ static Reporter *reporter_new(FastPath *fp, PyObject *cb, Tally *tally, PyObject
 /* Forget the identity cache. The old references are dropped last: dropping one may run a finalizer (a
  * callback's __del__) that produces and so re-enters fastpath_reporter, which must find a consistent cache. */
 static void reporter_cache_reset(FastPath *fp) {
-    PyObject *cb = fp->last_cb, *topic = fp->last_topic, *rep = fp->last_reporter;
-    fp->last_cb = fp->last_topic = fp->last_reporter = NULL;
-    Py_XDECREF(cb);
-    Py_XDECREF(topic);
-    Py_XDECREF(rep);
+    replace3(&fp->last_cb, NULL, &fp->last_topic, NULL, &fp->last_reporter, NULL);
 }
 
 /* Drop every cached reporter: a fresh dict goes in first, then the cache is reset and the old dict dropped,
@@ -811,16 +814,10 @@ static PyObject *fastpath_reporter(FastPath *fp, PyObject *cb, PyObject *topic, 
     }
     Py_DECREF(key);
     Py_INCREF(rep); /* the caller's reference (hashing cb above may have run Python code: nothing is borrowed) */
-    PyObject *old_cb = fp->last_cb, *old_topic = fp->last_topic, *old_rep = fp->last_reporter;
     Py_INCREF(cb);
     Py_INCREF(topic);
     Py_INCREF(rep);
-    fp->last_cb = cb;
-    fp->last_topic = topic;
-    fp->last_reporter = rep;
-    Py_XDECREF(old_cb);
-    Py_XDECREF(old_topic);
-    Py_XDECREF(old_rep);
+    replace3(&fp->last_cb, cb, &fp->last_topic, topic, &fp->last_reporter, rep);
     return rep;
 }
 
@@ -921,17 +918,10 @@ static int snap_view(FastPath *fp, PyObject *snap) {
             probing = n != 0;
         }
     }
-    /* swap in whole, then drop the old references (a finalizer they run may call produce() again) */
-    PyObject *old_s = fp->snap_seen, *old_w = fp->snap_writable, *old_m = fp->snap_muted;
-    Py_INCREF(snap);
-    fp->snap_seen = snap;
-    fp->snap_writable = writable;
-    fp->snap_muted = muted;
     fp->snap_count = count;
     fp->snap_probing = probing;
-    Py_XDECREF(old_s);
-    Py_XDECREF(old_w);
-    Py_XDECREF(old_m);
+    Py_INCREF(snap);
+    replace3(&fp->snap_seen, snap, &fp->snap_writable, writable, &fp->snap_muted, muted);
     return 0;
 fail:
     PyErr_Clear();
