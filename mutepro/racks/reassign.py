@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from mutepro.errors import ClusterError, ConfigError
-from mutepro.racks.audit import ClusterSnapshot, PartitionState
+from mutepro.racks.audit import ClusterSnapshot, PartitionState, snapshot_cluster
 
 REASSIGN_TOOL_CLASS = "org.apache.kafka.tools.reassign.ReassignPartitionsCommand"
 
@@ -656,6 +656,14 @@ def _shows(state: PartitionState | None, replicas: Sequence[int], leaders: bool)
     return not (leaders and state.replicas and state.leader != state.replicas[0])
 
 
+#: consecutive agreeing reads before :func:`apply_plan` returns. Each describe goes to whichever broker
+#: librdkafka picks, and in KRaft every broker applies the metadata log at its own pace: one read that shows
+#: the new replicas can come from a broker that is already caught up while the next (the caller's audit) goes
+#: to one that is not. Three reads 0.2 s apart give the slowest broker ~0.4 s more and sample the brokers
+#: again; a CI run audited dirty right after a single agreeing read.
+CONFIRM_READS = 3
+
+
 def _await_metadata(
     admin: Any,
     wanted: Mapping[tuple[str, int], Sequence[int]],
@@ -663,24 +671,32 @@ def _await_metadata(
     *,
     leaders: bool,
     poll_interval_s: float = 0.2,
-) -> None:
-    """Wait until the admin client's metadata shows ``wanted`` replicas (or, with ``leaders``, the first
-    replica of the current assignment leading; an empty ``wanted`` entry means "whatever the replicas are")."""
-    from mutepro.racks.audit import snapshot_cluster
-
+    confirm_reads: int = CONFIRM_READS,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+    snapshot: Callable[[Any, list[str]], ClusterSnapshot] = snapshot_cluster,
+) -> int:
+    """Wait until ``confirm_reads`` consecutive reads of the admin client's metadata show ``wanted`` replicas
+    (or, with ``leaders``, the first replica of the current assignment leading; an empty ``wanted`` entry
+    means "whatever the replicas are"). Returns the number of reads taken; a read that disagrees starts the
+    count again."""
     topics = sorted({t for t, _ in wanted})
+    reads = agreeing = 0
     while True:
-        parts = {(p.topic, p.partition): p for p in snapshot_cluster(admin, topics).partitions}
+        parts = {(p.topic, p.partition): p for p in snapshot(admin, topics).partitions}
+        reads += 1
         pending = [tp for tp, replicas in wanted.items() if not _shows(parts.get(tp), replicas, leaders)]
-        if not pending:
-            return
-        if time.monotonic() >= deadline:
+        agreeing = 0 if pending else agreeing + 1
+        if agreeing >= confirm_reads:
+            return reads
+        if clock() >= deadline:
             what = "preferred leaders" if leaders else "new replicas"
+            shown = f"other {what} for {sorted(pending)}" if pending else f"{what} in only {agreeing} reads in a row"
             raise ReassignmentError(
-                f"the cluster completed the reassignment but the metadata still shows other {what} for "
-                f"{sorted(pending)}; run `mutepro racks audit` again in a moment"
+                f"the cluster completed the reassignment but the metadata still shows {shown}; "
+                "run `mutepro racks audit` again in a moment"
             )
-        time.sleep(poll_interval_s)
+        sleep(poll_interval_s)
 
 
 def with_assignment(snapshot: ClusterSnapshot, assignment: Mapping[tuple[str, int], Sequence[int]]) -> ClusterSnapshot:

@@ -76,7 +76,8 @@ class TestAuditPlanApply:
         assert set(result.partitions) == set(plan.proposed())
 
         after = audit_cluster(admin, [starved, skewed])
-        assert after.clean, after.to_dict()
+        problems = after.to_dict()
+        assert after.clean, {k: problems[k] for k in ("partition_issues", "leader_skews", "zone_gaps") if k in problems}
         assert plan_reassignment(snapshot_cluster(admin, [starved, skewed])).empty
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,6 +15,7 @@ from mutepro.racks.reassign import (
     REASSIGN_TOOL_CLASS,
     CommandResult,
     ReassignmentError,
+    _await_metadata,
     apply_reassignment,
     balance_leaders,
     fix_replicas,
@@ -242,3 +244,46 @@ class TestApply:
         )
         with pytest.raises(ReassignmentError, match="other replicas"):
             apply_reassignment(DOC, "b:9092", runner=tool, classpath="x", java="java", workdir=tmp_path)
+
+
+class TestAwaitMetadata:
+    """apply_plan's wait for the admin client's metadata: consecutive agreeing reads, bounded."""
+
+    NEW = (3, 1)
+    WANTED = {("t", 0): NEW}
+
+    @staticmethod
+    def _reads(*replicas: tuple[int, ...]) -> Any:
+        seq = iter(replicas)
+
+        def snapshot(admin: object, topics: list[str]) -> ClusterSnapshot:
+            reps = next(seq)
+            return ClusterSnapshot(THREE, (PartitionState("t", 0, reps, reps[0]),))
+
+        return snapshot
+
+    def test_a_stale_read_restarts_the_count(self) -> None:
+        """New, stale (another broker), then three new reads: five reads, not one."""
+        old = (1, 2)
+        snap = self._reads(self.NEW, old, self.NEW, self.NEW, self.NEW)
+        reads = _await_metadata(None, self.WANTED, 1e9, leaders=False, sleep=lambda s: None, snapshot=snap)
+        assert reads == 5
+
+    def test_never_steady_raises_naming_the_partition(self) -> None:
+        """Reads that keep showing the old replicas end at the deadline with the partition named."""
+        clock = iter(range(100))
+        snap = self._reads(*[(1, 2)] * 100)
+        with pytest.raises(ReassignmentError, match=r"new replicas for \[\('t', 0\)\]"):
+            _await_metadata(
+                None, self.WANTED, 3, leaders=False, clock=lambda: next(clock), sleep=lambda s: None, snapshot=snap
+            )
+
+    def test_leaders_wait_for_the_first_replica_to_lead(self) -> None:
+        """With leaders=True a read whose leader is not the first replica does not count."""
+        states = iter([(1, (3, 1)), (3, (3, 1)), (3, (3, 1)), (3, (3, 1))])
+
+        def snap(admin: object, topics: list[str]) -> ClusterSnapshot:
+            leader, reps = next(states)
+            return ClusterSnapshot(THREE, (PartitionState("t", 0, reps, leader),))
+
+        assert _await_metadata(None, {("t", 0): ()}, 1e9, leaders=True, sleep=lambda s: None, snapshot=snap) == 4
