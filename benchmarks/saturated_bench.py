@@ -197,7 +197,7 @@ class Bench:
         if isinstance(producer, MuteProducer):
             counters = producer.counters.as_dict()
             mutes, avoids = counters["mutes"], counters["avoids"]
-            events = _mute_events(producer, t0)[:50]
+            events = _first_events(_mute_events(producer, t0))
             producer.close()
         del producer
         gc.collect()
@@ -307,6 +307,17 @@ def _mute_events(producer: MuteProducer, t0: float) -> list[dict[str, Any]]:
     """The producer's mute decisions, timed from the run's start, with the verdict's figures."""
     return [{"t": round(e.at - t0, 3), "kind": str(e.kind), "partition": e.partition, "broker": e.broker,
              "reason": str(e.reason), "detail": dict(e.detail)} for e in list(producer.mute_manager.events)]
+
+
+def _first_events(events: list[dict[str, Any]], own: int = 50, broker: int = 10) -> list[dict[str, Any]]:
+    """The first ``own`` events of partitions judged on their own and the first ``broker`` of a broker verdict.
+
+    A broker verdict mutes every partition the broker leads (400 at 1,200 partitions): kept in full they would
+    crowd out the few partition verdicts that led to it.
+    """
+    mine = [e for e in events if e["reason"] != "broker"][:own]
+    theirs = [e for e in events if e["reason"] == "broker"][:broker]
+    return sorted(mine + theirs, key=lambda e: e["t"])
 
 
 def _warn_if_capped(n: int) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Callable, Mapping
 
@@ -24,8 +25,13 @@ class BrokerDetector:
     A broker gets a ``"broker"`` verdict when any of these hold (the ``cause`` detail lists every one that
     did):
 
-    * ``bad_partitions`` — at least ``min_bad_partitions`` of the partitions it leads are muted/bad (several
-      partitions failing together point at their common leader, not at the partitions);
+    * ``bad_partitions`` — at least ``min_bad_partitions`` of the partitions it leads are muted by their own
+      evidence, and at least ``min_bad_pct`` % of those it leads that the producer writes to (several
+      partitions failing together point at their common leader, not at the partitions). The share is what
+      scales: 12 partitions on 3 brokers, 4 written per broker: 2 bad suffice (25 % of 4 is 1); 1,200
+      partitions, 400 per broker: 100 must be bad. With the absolute 2 alone, a saturated producer's few
+      partitions that waited longest in its own queue at start-up (seen: 7 of 1,200, spread over all three
+      brokers) muted all three brokers, 1,200 healthy partitions;
     * ``down`` — librdkafka reports it in a state other than UP (and other than INIT/UPDATE, see above) for
       at least ``down_grace_s`` seconds while it still leads a partition (a broker leading nothing has
       nothing to mute). The time counted is the longer of what this detector has watched and librdkafka's
@@ -60,8 +66,12 @@ class BrokerDetector:
         latency_snapshots: int = 1,
         latency_hold_s: float = 5.0,
         latency_max_hold_s: float = 60.0,
+        min_bad_pct: float = 0.0,
     ) -> None:
         self.min_bad_partitions = check_minimum("broker.min_bad_partitions", min_bad_partitions)
+        if not 0 <= min_bad_pct <= 100:
+            raise ConfigError(f"broker.min_bad_pct must be a percentage in [0, 100] (e.g. 25), got {min_bad_pct!r}")
+        self.min_bad_pct = float(min_bad_pct)
         if not latency_factor > 1.0:
             raise ConfigError(f"broker.latency_factor must be > 1 (e.g. 5), got {latency_factor!r}")
         if not min_latency_ms >= 0:
@@ -86,9 +96,16 @@ class BrokerDetector:
         self._streak_stats: StatsSnapshot | None = None  # the emission the streaks last counted
 
     def evaluate(
-        self, stats: StatsSnapshot | None, bad_partitions_by_leader: Mapping[int, int], now: float
+        self,
+        stats: StatsSnapshot | None,
+        bad_partitions_by_leader: Mapping[int, int],
+        now: float,
+        written_by_leader: Mapping[int, int] | None = None,
     ) -> dict[int, Verdict]:
-        """Return broker id -> why all its partitions should be muted (empty when every broker is fine)."""
+        """Return broker id -> why all its partitions should be muted (empty when every broker is fine).
+
+        ``written_by_leader``: per broker, the partitions it leads that the producer has written to (the
+        ``min_bad_pct`` share is of these; without it only ``min_bad_partitions`` counts)."""
         found: dict[int, dict[str, float | int | str]] = {}
 
         def add(node: int, cause: str, figures: Mapping[str, float | int | str]) -> None:
@@ -96,13 +113,11 @@ class BrokerDetector:
             entry["cause"] = f"{entry['cause']},{cause}" if "cause" in entry else cause
             entry.update(figures)
 
+        written = written_by_leader or {}
         for node, bad in bad_partitions_by_leader.items():
-            if node >= 0 and bad >= self.min_bad_partitions:
-                add(
-                    node,
-                    "bad_partitions",
-                    {"bad_partitions": bad, "min_bad_partitions": self.min_bad_partitions},
-                )
+            needed = self.bad_partitions_needed(written.get(node, 0))
+            if node >= 0 and bad >= needed:
+                add(node, "bad_partitions", {"bad_partitions": bad, "needed": needed, "written": written.get(node, 0)})
 
         if stats is not None:
             self._check_down(stats, now, add)
@@ -110,6 +125,11 @@ class BrokerDetector:
         self._hold_latency(now, found, add)
 
         return {node: Verdict(MuteReason.BROKER, detail) for node, detail in sorted(found.items())}
+
+    def bad_partitions_needed(self, written: int) -> int:
+        """Own-evidence mutes needed to judge a broker leading ``written`` partitions the producer writes to."""
+        # the 1e-9 keeps 25 % of 4 at 1, not 2 from a float a hair above 1.0
+        return max(self.min_bad_partitions, math.ceil(self.min_bad_pct / 100.0 * written - 1e-9))
 
     def _check_down(self, stats: StatsSnapshot, now: float, add: _Add) -> None:
         leading = {p.leader for p in stats.partitions.values()}

@@ -49,7 +49,12 @@ class BrokerHealthDetector(Protocol):
     :class:`mutepro.detect.broker.BrokerDetector`."""
 
     def evaluate(
-        self, stats: StatsSnapshot | None, bad_partitions_by_leader: Mapping[int, int], now: float
+        self,
+        stats: StatsSnapshot | None,
+        bad_partitions_by_leader: Mapping[int, int],
+        now: float,
+        written_by_leader: Mapping[int, int] | None = None,
     ) -> dict[int, Verdict]:
-        """Return broker id -> why all its partitions should be muted."""
+        """Return broker id -> why all its partitions should be muted (``written_by_leader``: how many partitions
+        each broker leads that the producer has written to)."""
         ...

@@ -45,7 +45,9 @@ class SlowCallDetector:
         self._minimum = effective_minimum_calls(window, self.minimum_calls)
         self._last_report: float | None = None
         # Before a partition's first report ever, its first messages also wait for metadata and a connection to a
-        # possibly cold broker; the stall rule then waits at least warm_up_s so startup is not taken for a stall.
+        # possibly cold broker, and behind the producer's first full queue: nothing is judged until it reports or
+        # warm_up_s pass (a saturated loop over 1,200 partitions had partitions of two brokers wait 1-2 s for
+        # their first report, with the third broker's already delivering).
         self.warm_up_s = float(warm_up_s)
         self._ever_reported = False
 
@@ -71,6 +73,8 @@ class SlowCallDetector:
         slow = stats.slow_calls + stuck
         silent_s = now - self._last_report if self._last_report is not None else load.oldest_age_s or 0.0
         stall_after = self.threshold_s if self._ever_reported else max(self.threshold_s, self.warm_up_s)
+        if not self._ever_reported and silent_s <= stall_after:
+            return None  # a cold partition's first messages: only its stall, after warm-up, is a verdict
         if stuck and silent_s > stall_after:
             return Verdict(
                 MuteReason.SLOW_CALL,

@@ -26,7 +26,7 @@ from mutepro.mute.factory import build_detectors
 from mutepro.mute.records import PartitionRecord, TopicRecord
 from mutepro.mute.scan import LoadReader, scan_topic
 from mutepro.mute.store import BreakerStore, MemoryStore
-from mutepro.mute.verdicts import own_evidence_by_leader
+from mutepro.mute.verdicts import own_evidence_by_leader, written_by_leader
 from mutepro.partition.snapshot import TopicSnapshot
 from mutepro.policy.runtime import runtime_of
 from mutepro.policy.schema import TopicPolicy
@@ -74,7 +74,8 @@ class ProducerMuteManager:
         bp = (broker_policy or policy_for("")).broker
         self._broker_detector = (
             BrokerDetector(
-                bp.min_bad_partitions, bp.latency_factor, bp.min_latency_ms, latency_snapshots=bp.latency_snapshots
+                bp.min_bad_partitions, bp.latency_factor, bp.min_latency_ms, latency_snapshots=bp.latency_snapshots,
+                min_bad_pct=bp.min_bad_pct,
             )
             if bp.enabled
             else None
@@ -416,7 +417,7 @@ class ProducerMuteManager:
         if self._broker_detector is None:
             return
         bad = own_evidence_by_leader(self._topics.values())
-        verdicts = self._broker_detector.evaluate(stats, bad, now)
+        verdicts = self._broker_detector.evaluate(stats, bad, now, written_by_leader(self._topics.values()))
         for broker, verdict in verdicts.items():
             if broker not in self._broker_verdicts:
                 log.warning("broker_muted", broker=broker, reason=verdict.describe(), **plain_fields(verdict.detail))

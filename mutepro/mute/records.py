@@ -84,6 +84,7 @@ class TopicRecord:
         "probing",
         "runtime",
         "saturated",
+        "shared_slowness",
         "snapshot",
         "suspicions",
     )
@@ -95,6 +96,7 @@ class TopicRecord:
         self.snapshot: TopicSnapshot | None = None
         self.probing: frozenset[int] = frozenset()
         self.saturated = False
+        self.shared_slowness = False  # slow-call verdicts were last dropped as the producer's own queue
         self.runtime = runtime_of(policy)
         # A probe slower than this failed: the slow threshold, or lower where the outlier rule sets the bar
         # (see verdicts.probe_limit); refreshed every evaluation round.

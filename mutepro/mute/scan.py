@@ -18,7 +18,9 @@ from mutepro.mute.verdicts import (
     Candidate,
     age_outliers,
     congestion_outliers,
+    oldest_by_leader,
     probe_limit,
+    slow_on_its_own,
     without_saturation,
 )
 
@@ -65,6 +67,7 @@ def scan_topic(t: TopicRecord, load_of: LoadReader, now: float) -> TopicScan:
             if verdict is not None:
                 candidates.append((t, part, verdict))
                 break
+    candidates = slow_on_its_own(t, candidates, oldest_by_leader(t, active_ages))
     candidates += age_outliers(t, active_ages, active_peaks, {c[1].partition for c in candidates}, now, held)
     factor = t.policy.congestion.outlier_factor
     scan = TopicScan(trips=without_saturation(t, congestion_outliers(candidates, closed_outstanding, factor)))

@@ -79,6 +79,57 @@ def without_saturation(t: TopicRecord, candidates: list[Candidate]) -> list[Cand
     return [c for c in candidates if c[2].reason != MuteReason.SLOW_CALL]
 
 
+#: How far a leader's oldest undelivered message must be behind every other leader's for a slow partition to be
+#: its leader's doing rather than the producer's own queue (see :func:`slow_on_its_own`).
+LEADER_FACTOR = 2.0
+
+
+def oldest_by_leader(t: TopicRecord, ages: Mapping[int, float]) -> dict[int, float]:
+    """Per known leader, the oldest undelivered age among its partitions in ``ages`` (partition -> age)."""
+    oldest: dict[int, float] = {}
+    for p, age in ages.items():
+        leader = t.partitions[p].leader
+        if leader >= 0 and age >= oldest.get(leader, 0.0):
+            oldest[leader] = age
+    return oldest
+
+
+def leader_behind(leader: int, oldest: Mapping[int, float]) -> bool:
+    """Whether ``leader``'s oldest message is more than :data:`LEADER_FACTOR` x the youngest other leader's
+    oldest; also True with nothing to compare (an unknown leader, or no other leader with traffic)."""
+    others = [a for n, a in oldest.items() if n != leader]
+    if leader < 0 or leader not in oldest or not others:
+        return True
+    return oldest[leader] > LEADER_FACTOR * min(others)
+
+
+def slow_on_its_own(t: TopicRecord, candidates: list[Candidate], oldest: Mapping[int, float]) -> list[Candidate]:
+    """Drop the slow-call verdicts of partitions whose leader is no further behind than every other leader
+    (``oldest``: per leader, the oldest message of its active partitions): the wait is in the producer's own
+    queue, and muting would only move it. Logs once per burst.
+
+    Why: a closed loop fills librdkafka's queue (100,000 messages) and every message waits its turn, ~0.4 s
+    at 250,000 msg/s. With 12 partitions each partition's turn comes often; with 1,200 (400 per broker,
+    a batch of one or two messages each) some partition on *every* broker waits past the 1 s threshold at
+    times (measured: oldest per broker 0.9-1.07 s while the median partition holds nothing), and the
+    slow-call rule muted them one by one. A stalled or limping broker stands out the other way: its oldest
+    message ages on (1 s, 2 s, ...) while a healthy broker's stays at milliseconds, or at the queue's wait,
+    which a stall soon leaves 2x behind. Two brokers of three stalled: the third is the reference, both are
+    muted. Every leader behind at once is the producer or the whole cluster, as in :func:`without_saturation`.
+    A topic whose active partitions all have one leader has nothing to compare with: its verdicts stand.
+    """
+    kept = [c for c in candidates if c[2].reason != MuteReason.SLOW_CALL or leader_behind(c[1].leader, oldest)]
+    dropped = len(candidates) - len(kept)
+    if dropped and not t.shared_slowness:
+        log.info(
+            "slow_calls_shared", topic=t.name, partitions=dropped,
+            oldest_by_leader_s={n: round(a, 3) for n, a in sorted(oldest.items())},
+            action="not muting: every leader is as far behind (the producer's own queue)",
+        )
+    t.shared_slowness = dropped > 0
+    return kept
+
+
 #: A partition sent nothing for longer than this is left out of the outlier rule's reference: a topic whose keys
 #: all live on one partition has no peers to compare with, and an idle partition's "nothing outstanding" says
 #: nothing about its leader.
@@ -103,7 +154,8 @@ def age_outliers(
     every partition it leads is avoided by unkeyed messages (``t.avoided``) until none of them holds a message
     older than the avoid floor (``held``: every closed partition's age, active or not; ``ages`` when not given).
     A partition standing out is *muted* (returned) once it is older than ``slow_call.outlier_min_ms`` too and its
-    leader's suspicion is confirmed (:mod:`mutepro.mute.suspicion`: a second episode within 5 s, or one of 1.5 s).
+    leader's suspicion is confirmed (:mod:`mutepro.mute.suspicion`: the third episode in a row, each within 5 s of the
+    last, or one of 1.5 s).
     ``ages`` (now) and ``peaks`` hold the active closed partitions; ``judged`` the ones another detector already
     has a verdict for.
 
@@ -132,13 +184,18 @@ def age_outliers(
                 standing_out.setdefault(leader_key(t, p), []).append((p, age, median))
     if 2 * sum(len(v) for v in standing_out.values()) > len(ages):
         standing_out = {}  # most partitions are slow: the producer or the cluster is saturated
+    if standing_out:
+        # a leader whose oldest message is no older than the other leaders' stands out only from the many idle
+        # partitions of a wide topic (1,200 partitions: the median partition holds nothing), not from its peers
+        oldest = oldest_by_leader(t, ages)
+        standing_out = {k: v for k, v in standing_out.items() if leader_behind(k, oldest)}
     for key, outs in standing_out.items():
         if t.suspicion(key).begin(now):
             t.avoid_episodes += 1
             log.info(
                 "broker_avoided", topic=t.name, broker=key if key >= 0 else None,
                 partitions=sorted(p for p, _, _ in outs), oldest_age_s=round(max(a for _, a, _ in outs), 3),
-                action="unkeyed messages avoid its partitions; muted if it stands out again",
+                action="unkeyed messages avoid its partitions; muted if it keeps standing out",
             )
     # each active suspicion's closed partitions, looked up once per round (a scan over the topic's partitions)
     covered = {key: partitions_of(t, key) for key, s in t.suspicions.items() if s.active}
@@ -221,3 +278,14 @@ def own_evidence_by_leader(topics: Iterable[TopicRecord]) -> dict[int, int]:
             ):
                 bad[part.leader] = bad.get(part.leader, 0) + 1
     return bad
+
+
+def written_by_leader(topics: Iterable[TopicRecord]) -> dict[int, int]:
+    """Per leader, how many of its partitions this producer has written to (the broker rule's share is of these:
+    a producer writing to 2 of a broker's 400 partitions judges the broker on those 2)."""
+    written: dict[int, int] = {}
+    for t in topics:
+        for part in t.partitions.values():
+            if part.leader >= 0 and (part.active_at is not None or part.breaker.state is not BreakerState.CLOSED):
+                written[part.leader] = written.get(part.leader, 0) + 1
+    return written

@@ -220,6 +220,13 @@ class BrokerConfig(_Model):
     min_bad_partitions: int = Field(
         default=2, ge=1, description="Muted partitions led by one broker before the whole broker is muted."
     )
+    min_bad_pct: float = Field(
+        default=25.0,
+        ge=0,
+        le=100,
+        description="...and at least this percentage of the partitions it leads that the producer writes to: "
+        "2 of 4 is evidence against a broker, 2 of 400 is not (0: min_bad_partitions alone decides).",
+    )
     latency_factor: float = Field(
         default=5.0,
         gt=1,

@@ -194,6 +194,13 @@ class TestSlowCallDetector:
         assert d.check(load([4.0, 3.0, 2.0]), 10.0) is None  # 4 s < 5 s warm-up: still connecting
         assert d.check(load([5.5, 3.0, 2.0]), 11.5) is not None
 
+    def test_cold_start_holds_the_rate_rule_too(self) -> None:
+        """Before the first report, 1,954 messages 2 s old (enough for the rate rule) wait for warm-up as well."""
+        d = SlowCallDetector(threshold_s=1.0, rate_threshold=0.5, window=CountWindow(100), minimum_calls=10)
+        assert d.check(load([2.0] * 1954), 2.0) is None
+        d.record(Delivery(ok=True, latency_s=2.1, now=2.1))
+        assert d.check(load([2.1] * 1953), 2.1) is not None  # it reported: judged like any other
+
     def test_stall_is_not_diluted_by_fast_history(self) -> None:
         """100 fast calls, then nothing delivered for 1.5 s while 3 messages wait past 1 s: trips at once."""
         d = SlowCallDetector(threshold_s=1.0, rate_threshold=0.5, window=CountWindow(100), minimum_calls=5)
@@ -305,6 +312,25 @@ class TestBrokerDetector:
         verdicts = d.evaluate(None, {1: 2, 2: 1}, now=0)
         assert list(verdicts) == [1]
         assert verdicts[1].reason == "broker" and verdicts[1].detail["cause"] == "bad_partitions"
+
+    def test_bad_share_scales_with_written_partitions(self) -> None:
+        """25 %: 2 of 4 written partitions judge a broker; 7 of 400 do not, 100 of 400 do."""
+        d = BrokerDetector(2, 5, 20, min_bad_pct=25)
+        assert list(d.evaluate(None, {1: 2}, 0, {1: 4})) == [1]
+        assert d.evaluate(None, {1: 7, 2: 7, 3: 7}, 0, {1: 400, 2: 400, 3: 400}) == {}
+        verdict = d.evaluate(None, {1: 100}, 0, {1: 400})[1]
+        assert (verdict.detail["needed"], verdict.detail["written"]) == (100, 400)
+
+    def test_bad_share_needs_the_count_too(self) -> None:
+        """A share of one written partition (25 % of 1) still needs min_bad_partitions."""
+        d = BrokerDetector(2, 5, 20, min_bad_pct=25)
+        assert d.bad_partitions_needed(1) == 2 and d.bad_partitions_needed(4) == 2 and d.bad_partitions_needed(9) == 3
+        assert d.evaluate(None, {1: 1}, 0, {1: 1}) == {}
+
+    def test_bad_share_out_of_range_names_the_field(self) -> None:
+        """A percentage over 100 is a ConfigError naming broker.min_bad_pct."""
+        with pytest.raises(ConfigError, match=r"broker\.min_bad_pct"):
+            BrokerDetector(2, 5, 20, min_bad_pct=250)
 
     def test_down_after_grace(self) -> None:
         """A broker DOWN for down_grace_s is muted, not before."""

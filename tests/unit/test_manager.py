@@ -374,15 +374,20 @@ class TestAgeOutlierRule:
         snap = rig.mgr.snapshot(T)
         assert snap is not None and snap.avoided == frozenset() and snap.writable == tuple(range(6))
 
-    def test_a_second_episode_mutes_below_the_slow_threshold(self, rig: Rig) -> None:
-        """A limping broker stands out again 1 s after the first episode ended: 1 and 4 muted as outliers at
-        0.5 s (under the 1 s threshold), then 5 by the broker rule."""
-        self._traffic(rig, {1: 0.5, 4: 0.5})
-        rig.settle(1)
-        rig.settle(4)
+    def _episode_ends(self, rig: Rig, *partitions: int) -> None:
+        for p in partitions:
+            rig.settle(p)
         rig.clock.advance(0.1)
         rig.evaluate()
         rig.clock.advance(1.0)
+
+    def test_a_third_episode_mutes_below_the_slow_threshold(self, rig: Rig) -> None:
+        """A limping broker stands out a second and a third time, 1 s after each episode ended: steered in the
+        second, then 1 and 4 muted as outliers at 0.5 s (under the 1 s threshold), and 5 by the broker rule."""
+        self._traffic(rig, {1: 0.5, 4: 0.5})
+        self._episode_ends(rig, 1, 4)
+        assert self._traffic(rig, {1: 0.5, 4: 0.5}) == []  # two pauses: a healthy broker can do that
+        self._episode_ends(rig, 1, 4)
         opened = self._traffic(rig, {1: 0.5, 4: 0.5})
         assert {p for _, p in opened} == {1, 4, 5}
         outlier = next(e for e in rig.events if e.partition == 1)
@@ -546,6 +551,11 @@ class TestRecovery:
 
 
 class TestBrokerMuting:
+    def test_every_leader_as_far_behind_mutes_nothing(self, rig: Rig) -> None:
+        """One partition of each broker 1.5 s behind: the producer's own queue, no partition muted."""
+        assert rig.stall(0, 1, 2) == []
+        assert rig.mgr.muted_partitions() == {}
+
     def test_two_bad_partitions_mute_the_broker(self, rig: Rig) -> None:
         """Two stalled partitions of broker 2 mute every partition it leads (1, 4 and 5), each reported once."""
         opened = rig.stall(1, 4)
@@ -566,7 +576,9 @@ class TestBrokerMuting:
         assert rig.mgr.muted_partitions() == {T: [1]}
 
     def test_bad_partitions_of_different_brokers(self, rig: Rig) -> None:
-        """Stalls on partitions of two different brokers mute no broker."""
+        """Stalls on partitions of two different brokers (the third delivering) mute no broker."""
+        rig.send(2)
+        rig.settle(2)
         rig.stall(0, 1)
         assert rig.mgr.muted_brokers() == {}
         assert rig.mgr.muted_partitions() == {T: [0, 1]}

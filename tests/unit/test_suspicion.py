@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from mutepro.mute.suspicion import EPISODE_S, RECUR_S, Suspicion
+from mutepro.mute.suspicion import CONFIRM_EPISODES, EPISODE_S, RECUR_S, Suspicion
 
 
 class TestSuspicion:
@@ -18,14 +18,25 @@ class TestSuspicion:
         s.begin(10.0)
         assert s.begin(10.5) is False and s.since == 10.0
 
-    def test_a_recurrence_within_the_window_is_confirmed(self) -> None:
-        """Ended at 11 s, standing out again at 12 s (within RECUR_S): confirmed."""
+    def test_the_third_episode_of_a_chain_is_confirmed(self) -> None:
+        """Episodes at 10, 12 and 14 s, each within RECUR_S of the last one's end: the third is confirmed."""
         s = Suspicion()
         s.begin(10.0)
         s.end(11.0)
         assert not s.active and s.last_end == 11.0
         s.begin(12.0)
-        assert s.confirmed(12.4)
+        assert s.chain == 2 and not s.confirmed(12.4)  # a healthy broker pausing twice: still only steered
+        s.end(13.0)
+        s.begin(14.0)
+        assert s.chain == CONFIRM_EPISODES == 3 and s.confirmed(14.4)
+
+    def test_nothing_under_way_is_not_confirmed(self) -> None:
+        """Between episodes nothing is confirmed, however long the chain."""
+        s = Suspicion()
+        for start in (10.0, 12.0, 14.0):
+            s.begin(start)
+            s.end(start + 1)
+        assert not s.confirmed(15.5)
 
     def test_a_recurrence_after_the_window_is_a_first_episode(self) -> None:
         """Standing out again RECUR_S + 1 s after the last episode: not confirmed."""
@@ -33,7 +44,7 @@ class TestSuspicion:
         s.begin(10.0)
         s.end(11.0)
         s.begin(11.0 + RECUR_S + 1.0)
-        assert not s.confirmed(11.0 + RECUR_S + 1.2)
+        assert s.chain == 1 and not s.confirmed(11.0 + RECUR_S + 1.2)
 
     def test_a_long_episode_confirms_itself(self) -> None:
         """One episode lasting EPISODE_S: confirmed without a recurrence."""

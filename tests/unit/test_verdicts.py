@@ -7,13 +7,18 @@ from dataclasses import dataclass
 from mutepro.detect.model import MuteReason, Verdict
 from mutepro.mute.records import PartitionRecord, TopicRecord
 from mutepro.mute.states import BreakerState
+from mutepro.mute.suspicion import CONFIRM_EPISODES
 from mutepro.mute.verdicts import (
     Candidate,
     age_outliers,
     congestion_outliers,
+    leader_behind,
+    oldest_by_leader,
     own_evidence_by_leader,
     probe_limit,
+    slow_on_its_own,
     without_saturation,
+    written_by_leader,
 )
 from mutepro.policy.schema import SlowCallConfig, TopicPolicy
 
@@ -127,6 +132,44 @@ class TestOwnEvidenceByLeader:
         assert own_evidence_by_leader([t]) == {}
 
 
+class TestWrittenByLeader:
+    def test_counts_partitions_sent_to_or_muted(self) -> None:
+        """Partitions with traffic (active_at set) or not closed count for their leader; idle closed ones do not."""
+        t = topic()
+        for p in (0, 3, 1):
+            t.partitions[p].active_at = 1.0
+        t.partitions[4].breaker = StubBreaker(BreakerState.OPEN, SLOW)  # type: ignore[assignment]
+        assert written_by_leader([t]) == {1: 2, 2: 2}
+
+
+class TestSlowOnItsOwn:
+    def test_every_leader_as_far_behind_drops_slow_verdicts(self) -> None:
+        """Oldest 0.9, 1.0 and 1.07 s per broker (a saturated queue over 1,200 partitions): no slow-call mute."""
+        t = topic()
+        oldest = {1: 0.9, 2: 1.0, 3: 1.07}
+        kept = slow_on_its_own(t, candidates(t, SLOW, [0, 2]) + candidates(t, FAILING, [1]), oldest)
+        assert [(c[1].partition, c[2].reason) for c in kept] == [(1, MuteReason.FAILURE_RATE)]
+        assert t.shared_slowness
+
+    def test_a_leader_far_behind_the_youngest_other_keeps_them(self) -> None:
+        """Leaders 1 and 2 stalled (1.5 s) while leader 3 is at 2 ms: both kept (the third is the reference)."""
+        t = topic()
+        kept = slow_on_its_own(t, candidates(t, SLOW, [0, 1]), {1: 1.5, 2: 1.5, 3: 0.002})
+        assert [c[1].partition for c in kept] == [0, 1]
+        assert not t.shared_slowness
+
+    def test_nothing_to_compare_keeps_the_verdict(self) -> None:
+        """One leader with traffic, or a leader unknown: the verdict stands."""
+        t = topic()
+        assert len(slow_on_its_own(t, candidates(t, SLOW, [0]), {1: 1.5})) == 1
+        assert leader_behind(-1, {1: 1.0, 2: 1.0}) and leader_behind(3, {1: 1.0, 2: 1.0})
+
+    def test_oldest_by_leader_takes_each_leaders_maximum(self) -> None:
+        """Ages of partitions 0, 3 (leader 1) and 1 (leader 2): the larger per leader."""
+        t = topic()
+        assert oldest_by_leader(t, {0: 0.2, 3: 0.7, 1: 0.1}) == {1: 0.7, 2: 0.1}
+
+
 NOW = 100.0
 
 
@@ -134,10 +177,12 @@ def outliers(
     t: TopicRecord, ages: dict[int, float], peaks: dict[int, float] | None = None, judged: frozenset[int] = frozenset(),
     *, recurring: bool = True, held: dict[int, float] | None = None,
 ) -> list[Candidate]:
-    """One round of the rule at NOW; ``recurring``: every leader's previous episode ended 1 s ago."""
+    """One round of the rule at NOW; ``recurring``: every leader's previous episode (the chain's second) ended
+    1 s ago."""
     if recurring:
         for leader in {part.leader for part in t.partitions.values()}:
             t.suspicion(leader).last_end = NOW - 1.0
+            t.suspicion(leader).chain = CONFIRM_EPISODES - 1
     return age_outliers(t, ages, ages if peaks is None else peaks, set(judged), NOW, held)
 
 
@@ -191,6 +236,13 @@ class TestAgeOutliers:
         """Every partition 300-600 ms deep: a 1.2 s one is 2.4-4x the median, under the factor 5."""
         t = topic()
         ages = {p: 0.3 + 0.3 * (p % 2) for p in range(12)} | {5: 1.2}
+        assert outliers(t, ages) == []
+        assert t.avoided == frozenset()
+
+    def test_a_leader_no_further_behind_than_the_others_is_not_suspected(self) -> None:
+        """A wide topic: most partitions hold nothing, one per leader 0.8-1 s old: no episode, nothing avoided."""
+        t = topic(partitions=120)
+        ages = dict.fromkeys(range(120), 0.0) | {0: 0.8, 1: 1.0, 2: 0.9}
         assert outliers(t, ages) == []
         assert t.avoided == frozenset()
 
