@@ -29,10 +29,13 @@ class PartitionRecord:
         "detectors",
         "forced_by",
         "fresh_since",
+        "judged_at",
         "last_sent",
         "leader",
         "muted_leader",
         "partition",
+        "reported_ever",
+        "reports",
     )
 
     def __init__(self, partition: int, breaker: MuteBreaker, detectors: list[PartitionDetector]) -> None:
@@ -51,6 +54,10 @@ class PartitionRecord:
         # The outlier rule compares a partition with the topic's *active* ones: sent to within ACTIVE_S.
         self.last_sent = 0
         self.active_at: float | None = None
+        # Reports fed to the detectors since they last judged, and when that was (see scan.QUIET_REJUDGE_S).
+        self.reports = 0
+        self.reported_ever = False  # a cold partition's first messages wait for more than its leader
+        self.judged_at: float | None = None
         self._peak = 0.0  # the largest oldest-undelivered age seen in the current bucket
         self._peak_prev = 0.0  # ... in the bucket before
         self._peak_since: float | None = None

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import TypeAlias
 
 from mutepro.detect.model import MuteReason, Verdict
+from mutepro.detect.slow_call import COLD_START_S
 from mutepro.logs import get_logger
 from mutepro.mute.records import PartitionRecord, TopicRecord
 from mutepro.mute.states import BreakerState
@@ -94,19 +95,25 @@ def oldest_by_leader(t: TopicRecord, ages: Mapping[int, float]) -> dict[int, flo
     return oldest
 
 
-def leader_behind(leader: int, oldest: Mapping[int, float]) -> bool:
+def leader_behind(leader: int, oldest: Mapping[int, float], floor_s: float = 0.0) -> bool:
     """Whether ``leader``'s oldest message is more than :data:`LEADER_FACTOR` x the youngest other leader's
-    oldest; also True with nothing to compare (an unknown leader, or no other leader with traffic)."""
+    oldest, and more than ``floor_s``; also True with nothing to compare (an unknown leader, or no other leader
+    with traffic)."""
     others = [a for n, a in oldest.items() if n != leader]
     if leader < 0 or leader not in oldest or not others:
         return True
-    return oldest[leader] > LEADER_FACTOR * min(others)
+    return oldest[leader] > max(floor_s, LEADER_FACTOR * min(others))
 
 
 def slow_on_its_own(t: TopicRecord, candidates: list[Candidate], oldest: Mapping[int, float]) -> list[Candidate]:
     """Drop the slow-call verdicts of partitions whose leader is no further behind than every other leader
-    (``oldest``: per leader, the oldest message of its active partitions): the wait is in the producer's own
-    queue, and muting would only move it. Logs once per burst.
+    (``oldest``: per leader, the largest recent peak of its active partitions' oldest-undelivered ages, see
+    :meth:`PartitionRecord.note_age`): the wait is in the producer's own queue, and muting would only move it.
+    Logs once per burst.
+
+    Peaks, not the ages at this instant: the rate rule also judges messages already delivered (1,954 of them
+    delivered 1.1 s late, nothing outstanding now), and at that instant another leader's partitions may happen
+    to hold nothing while they held 1 s old messages a moment ago.
 
     Why: a closed loop fills librdkafka's queue (100,000 messages) and every message waits its turn, ~0.4 s
     at 250,000 msg/s. With 12 partitions each partition's turn comes often; with 1,200 (400 per broker,
@@ -116,9 +123,15 @@ def slow_on_its_own(t: TopicRecord, candidates: list[Candidate], oldest: Mapping
     message ages on (1 s, 2 s, ...) while a healthy broker's stays at milliseconds, or at the queue's wait,
     which a stall soon leaves 2x behind. Two brokers of three stalled: the third is the reference, both are
     muted. Every leader behind at once is the producer or the whole cluster, as in :func:`without_saturation`.
+    The leader must also be behind *now*, past the steering floor (``avoid_min_ms``, 150 ms): the rate rule
+    counts the last 10 s, and a partition whose 39 start-up messages took over 1 s was muted 8 s later, with its
+    leader answering in 2 ms and the others in 1 ms.
     A topic whose active partitions all have one leader has nothing to compare with: its verdicts stand.
     """
-    kept = [c for c in candidates if c[2].reason != MuteReason.SLOW_CALL or leader_behind(c[1].leader, oldest)]
+    floor = min(t.runtime.slow_avoid_min_s, t.runtime.slow_outlier_min_s)
+    kept = [
+        c for c in candidates if c[2].reason != MuteReason.SLOW_CALL or leader_behind(c[1].leader, oldest, floor)
+    ]
     dropped = len(candidates) - len(kept)
     if dropped and not t.shared_slowness:
         log.info(
@@ -165,9 +178,13 @@ def age_outliers(
     acks=all-slow. Against the topic's own median it stands out within a tick. Worked numbers, 12 partitions on
     3 brokers, open loop at 115,000 msg/s or a saturated closed loop at 270,000, linger 5 ms (measured on the
     local cluster): healthy partitions' recent peaks are ~1 ms (median), the limping broker's partitions reach
-    150 ms 0.15 s into each stop: avoided; 0.4 s into the next stop: muted (and, two of them, the whole broker).
+    150 ms 0.15 s into each stop: avoided; 0.4 s into its third stop: muted (and, two of them, the whole broker).
     When more than half of the active partitions stand out at once, that is saturation, not a bad leader: no
-    episode begins. RF=3 acks=all with a stalled follower: every partition waits, none stands out, none muted.
+    episode begins. Nor for a leader no further behind than every other (:func:`slow_on_its_own`), nor for a
+    partition that has never had a report, for its first ``COLD_START_S`` (5 s): a producer started on a topic
+    just created waits for the brokers to create the partitions' logs (seen: first messages 4 s old on one broker
+    of a 1,200-partition topic, confirmed on their own as a 1.5 s episode). RF=3 acks=all with a stalled
+    follower: every partition waits, none stands out, none muted.
     """
     rt = t.runtime
     if not rt.slow_outlier_enabled:
@@ -177,8 +194,8 @@ def age_outliers(
     standing_out: dict[int, list[tuple[int, float, float]]] = {}  # leader key -> [(partition, age, median)]
     if len(ages) > MIN_PEERS:
         for p, age in ages.items():
-            if p in judged or age <= avoid_s:
-                continue
+            if p in judged or age <= avoid_s or (age <= COLD_START_S and not t.partitions[p].reported_ever):
+                continue  # (a cold partition's first messages also wait for the new partition's log, see below)
             median = statistics.median(a for q, a in peaks.items() if q != p)
             if age > rt.slow_outlier_factor * median:
                 standing_out.setdefault(leader_key(t, p), []).append((p, age, median))
@@ -187,7 +204,7 @@ def age_outliers(
     if standing_out:
         # a leader whose oldest message is no older than the other leaders' stands out only from the many idle
         # partitions of a wide topic (1,200 partitions: the median partition holds nothing), not from its peers
-        oldest = oldest_by_leader(t, ages)
+        oldest = oldest_by_leader(t, peaks)
         standing_out = {k: v for k, v in standing_out.items() if leader_behind(k, oldest)}
     for key, outs in standing_out.items():
         if t.suspicion(key).begin(now):

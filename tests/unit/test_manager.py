@@ -345,8 +345,10 @@ class TestProbeSpacing:
 
 class TestAgeOutlierRule:
     def _traffic(self, rig: Rig, lagging: dict[int, float]) -> list[tuple[str, int]]:
-        """Every partition got messages; all but ``lagging`` delivered them, those hold one of the given age."""
+        """Every partition got messages (after one warm report each); all but ``lagging`` delivered them, those
+        hold one of the given age."""
         for p in range(6):
+            rig.mgr.record(T, p, Delivery(ok=True, latency_s=0.01, now=rig.clock()))
             rig.send(p)
             if p not in lagging:
                 rig.settle(p)

@@ -40,6 +40,7 @@ def topic(partitions: int = 12, leaders: int = 3, policy: TopicPolicy | None = N
     for p in range(partitions):
         part = PartitionRecord(p, StubBreaker(), [])  # type: ignore[arg-type]  # the rules read state/reason
         part.leader = p % leaders + 1
+        part.reported_ever = True  # warm (see TestAgeOutliers.test_a_cold_partition_waits_out_the_warm_up)
         t.partitions[p] = part
     return t
 
@@ -158,6 +159,11 @@ class TestSlowOnItsOwn:
         assert [c[1].partition for c in kept] == [0, 1]
         assert not t.shared_slowness
 
+    def test_a_leader_fast_now_is_not_behind(self) -> None:
+        """2 ms against 1 ms is 2x, but under the steering floor (150 ms): a past slowness, dropped."""
+        t = topic()
+        assert slow_on_its_own(t, candidates(t, SLOW, [1]), {1: 0.001, 2: 0.002, 3: 0.001}) == []
+
     def test_nothing_to_compare_keeps_the_verdict(self) -> None:
         """One leader with traffic, or a leader unknown: the verdict stands."""
         t = topic()
@@ -218,6 +224,14 @@ class TestAgeOutliers:
         active = {p: 0.0 for p in range(12) if p % 3 != 1}
         age_outliers(t, active, active, set(), NOW + 0.5, active | {1: 0.6})
         assert 1 in t.avoided and t.suspicions[2].active
+
+    def test_a_cold_partition_waits_out_the_warm_up(self) -> None:
+        """Partition 1 has never had a report: 4 s behind is a new partition's first write, not its leader."""
+        t = topic()
+        t.partitions[1].reported_ever = False
+        assert outliers(t, {p: 4.0 if p == 1 else 0.0 for p in range(12)}) == []
+        assert t.avoided == frozenset()
+        assert len(outliers(t, {p: 5.5 if p == 1 else 0.0 for p in range(12)})) == 1  # past COLD_START_S
 
     def test_between_the_floors_only_steers(self) -> None:
         """A recurring 300 ms outlier is over avoid_min_ms (150) but under outlier_min_ms (400): avoided only."""
