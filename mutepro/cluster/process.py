@@ -158,6 +158,17 @@ class NodeProcess:
         # state is the field after the parenthesised command name
         return stat.rsplit(")", 1)[1].split()[0] in ("T", "t")
 
+    def cpu_seconds(self) -> float:
+        """CPU time the JVM has used so far (user + system, from ``/proc/<pid>/stat``); 0 when not running."""
+        if self.pid is None or not self.is_running():
+            return 0.0
+        try:
+            fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            return 0.0
+        # after the command name: state is field 3, utime and stime are fields 14 and 15 (clock ticks)
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def signal(self, sig: signal.Signals) -> None:
         """Send ``sig`` to the JVM; a no-op if it is not running."""
         if self.pid is not None and self.is_running():

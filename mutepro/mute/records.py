@@ -85,6 +85,7 @@ class TopicRecord:
         "avoid_episodes",
         "avoided",
         "name",
+        "not_closed",
         "partitions",
         "policy",
         "probe_limit_s",
@@ -104,6 +105,9 @@ class TopicRecord:
         self.probing: frozenset[int] = frozenset()
         self.saturated = False
         self.shared_slowness = False  # slow-call verdicts were last dropped as the producer's own queue
+        # The partitions the last detection round found not closed, plus those it tripped: what the round's
+        # snapshot and broker rule read instead of every partition's state. None: no round yet.
+        self.not_closed: set[int] | None = None
         self.runtime = runtime_of(policy)
         # A probe slower than this failed: the slow threshold, or lower where the outlier rule sets the bar
         # (see verdicts.probe_limit); refreshed every evaluation round.

@@ -28,9 +28,10 @@ LoadReader = Callable[[str, int, float], PartitionLoad]
 
 #: A closed partition with nothing outstanding and no report since its detectors last judged it is judged again
 #: only after this long. Its detectors' windows can only age meanwhile, which at most ends a verdict that was not
-#: given. Why: a wide topic written by a sticky producer is mostly quiet partitions -- of 1,200, ~40 get messages
-#: in one tick -- and judging every one every 50 ms cost 13 ms of a 16 ms round, holding the GIL from the
-#: producing thread.
+#: given. One idle for ACTIVE_S too (sent nothing) is not even looked at in between (its breaker adopts a shared
+#: store's record at that round, up to this much later). Why: a wide topic written by a sticky producer is mostly
+#: idle partitions -- of 1,200, ~40 get messages in one tick -- and judging every one every 50 ms cost 13 ms of a
+#: 16 ms round, holding the GIL from the producing thread.
 QUIET_REJUDGE_S = 1.0
 
 
@@ -42,21 +43,39 @@ class TopicScan:
     failed_probes: list[int] = field(default_factory=list)
 
 
-def scan_topic(t: TopicRecord, load_of: LoadReader, now: float) -> TopicScan:
-    """Tick every breaker of ``t`` and judge it; sets ``t.probe_limit_s`` for this round's probe reports."""
+def scan_topic(t: TopicRecord, load_of: LoadReader, now: float, busy: frozenset[int] | None = None) -> TopicScan:
+    """Tick every breaker of ``t`` and judge it; sets ``t.probe_limit_s`` for this round's probe reports.
+
+    ``busy``: the partitions with messages outstanding or sent/reported since the last round (the tracker's
+    :meth:`~mutepro.producer.tracker.OutstandingTracker.busy`); a closed partition outside it that has been idle
+    for ACTIVE_S is left alone until its QUIET_REJUDGE_S round. ``None``: every partition is looked at.
+    """
     candidates: list[Candidate] = []
     closed_outstanding: dict[int, int] = {}
     active_ages: dict[int, float] = {}  # the outlier rule's input: active closed partitions' ages now
     active_peaks: dict[int, float] = {}  # ... and their recent peaks
     held: dict[int, float] = {}  # every closed partition's age now (an avoided one is soon inactive)
     half_open: list[int] = []
+    not_closed: set[int] = set()
     for p, part in t.partitions.items():
+        if (
+            busy is not None
+            and p not in busy
+            and part.breaker.state is BreakerState.CLOSED
+            and part.fresh_since is None
+            and not part.reports
+            and (part.active_at is None or now - part.active_at > ACTIVE_S)
+            and part.judged_at is not None
+            and now - part.judged_at < QUIET_REJUDGE_S
+        ):
+            closed_outstanding[p] = 0  # idle: nothing outstanding, nothing sent or reported (the median's zeros)
+            continue
         part.breaker.tick()
         state = part.breaker.state
-        if state is BreakerState.HALF_OPEN:
-            half_open.append(p)
-            continue
         if state is not BreakerState.CLOSED:
+            not_closed.add(p)
+            if state is BreakerState.HALF_OPEN:
+                half_open.append(p)
             continue
         load = load_of(t.name, p, now)
         closed_outstanding[p] = load.outstanding
@@ -82,6 +101,7 @@ def scan_topic(t: TopicRecord, load_of: LoadReader, now: float) -> TopicScan:
             if verdict is not None:
                 candidates.append((t, part, verdict))
                 break
+    t.not_closed = not_closed
     candidates = slow_on_its_own(t, candidates, oldest_by_leader(t, active_peaks))
     candidates += age_outliers(t, active_ages, active_peaks, {c[1].partition for c in candidates}, now, held)
     factor = t.policy.congestion.outlier_factor

@@ -286,7 +286,9 @@ def own_evidence_by_leader(topics: Iterable[TopicRecord]) -> dict[int, int]:
     """
     bad: dict[int, int] = {}
     for t in topics:
-        for part in t.partitions.values():
+        # after a round only its not-closed partitions can count (see TopicRecord.not_closed)
+        parts = t.partitions.values() if t.not_closed is None else (t.partitions[p] for p in t.not_closed)
+        for part in parts:
             reason = part.breaker.reason
             if (
                 part.breaker.state is BreakerState.OPEN

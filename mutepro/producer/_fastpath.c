@@ -25,8 +25,11 @@
 /* Tally: one topic's per-partition counters, in one C array                                                   */
 /* ---------------------------------------------------------------------------------------------------------- */
 
-enum { COL_SENT, COL_SENT_BYTES, COL_REPORTED, COL_OK, COL_SLOW, COL_FAILED, COL_WARM, NFIELDS };
-static const char *const FIELD_NAMES[NFIELDS] = {"sent", "sent_bytes", "reported", "ok", "slow", "failed", "warm"};
+/* SEEN_*: sent and reported when busy() last looked (not exposed as columns) */
+enum { COL_SENT, COL_SENT_BYTES, COL_REPORTED, COL_OK, COL_SLOW, COL_FAILED, COL_WARM, COL_SEEN_SENT, COL_SEEN_REPORTED,
+       NFIELDS };
+static const char *const FIELD_NAMES[NFIELDS] = {"sent", "sent_bytes", "reported", "ok", "slow",
+                                                 "failed", "warm", "seen_sent", "seen_reported"};
 
 typedef struct {
     PyObject_HEAD
@@ -165,8 +168,36 @@ static PyGetSetDef Tally_getset[] = {
     {NULL},
 };
 
+/* The partitions with messages outstanding, or whose sent or reported count moved since the last call: the
+ * only ones a tick has work for. A sticky producer on 1,200 partitions touches ~40 per tick, and looping over
+ * all of them in Python cost the driver 2.4 ms a tick. */
+static PyObject *Tally_busy(Tally *self, PyObject *unused) {
+    PyObject *out = PyList_New(0);
+    if (out == NULL)
+        return NULL;
+    for (Py_ssize_t p = 0; p < self->count; p++) {
+        long long *row = self->cells + p * NFIELDS;
+        int busy = row[COL_SENT] != row[COL_REPORTED] || row[COL_SEEN_SENT] != row[COL_SENT] ||
+                   row[COL_SEEN_REPORTED] != row[COL_REPORTED];
+        row[COL_SEEN_SENT] = row[COL_SENT];
+        row[COL_SEEN_REPORTED] = row[COL_REPORTED];
+        if (!busy)
+            continue;
+        PyObject *v = PyLong_FromSsize_t(p);
+        if (v == NULL || PyList_Append(out, v) < 0) {
+            Py_XDECREF(v);
+            Py_DECREF(out);
+            return NULL;
+        }
+        Py_DECREF(v);
+    }
+    return out;
+}
+
 static PyMethodDef Tally_methods[] = {
     {"grow", (PyCFunction)Tally_grow, METH_O, "grow(count): track partitions up to count (never shrinks)"},
+    {"busy", (PyCFunction)Tally_busy, METH_NOARGS,
+     "busy(): partitions with messages outstanding or whose sent/reported moved since the last call"},
     {NULL},
 };
 

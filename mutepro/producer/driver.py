@@ -57,7 +57,7 @@ class Driver:
             drained = list(tracker.drain())
         for topic, p, calls, failures, slow in drained:
             manager.record_many(topic, p, calls, failures, slow, now)
-        opened = manager.evaluate(tracker.load, self.stats)
+        opened = manager.evaluate(tracker.load, self.stats, tracker.busy)
         core.counters.avoids = manager.avoid_episodes
         if opened:
             self._rescuer.rescue(opened)

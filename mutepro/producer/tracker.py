@@ -118,7 +118,10 @@ class TopicTally:
     """Plain-integer counters of one topic, indexed by partition (written under the producer lock or on the
     driver thread only). The pure-Python twin of :class:`NativeTopicTally`; both pass the same tests."""
 
-    __slots__ = ("checkpoints", "count", "failed", "ok", "reported", "sent", "sent_bytes", "slow", "slow_s", "warm")
+    __slots__ = (
+        "checkpoints", "count", "failed", "ok", "reported", "seen_reported", "seen_sent", "sent", "sent_bytes", "slow",
+        "slow_s", "warm",
+    )  # fmt: skip
 
     def __init__(self, count: int, slow_s: float) -> None:
         self.count = 0
@@ -131,6 +134,8 @@ class TopicTally:
         self.failed: list[int] = []
         # the send count when the partition first delivered (-1: not yet); reports up to it are not judged
         self.warm: list[int] = []
+        self.seen_sent: list[int] = []  # sent and reported when busy() last looked
+        self.seen_reported: list[int] = []
         self.checkpoints: list[_Checkpoints] = []
         self.grow(count)
 
@@ -138,11 +143,26 @@ class TopicTally:
         extra = count - self.count
         if extra <= 0:
             return
-        for arr in (self.sent, self.sent_bytes, self.reported, self.ok, self.slow, self.failed):
+        for arr in (
+            self.sent, self.sent_bytes, self.reported, self.ok, self.slow, self.failed, self.seen_sent,
+            self.seen_reported,
+        ):  # fmt: skip
             arr.extend([0] * extra)
         self.warm.extend([-1] * extra)
         self.checkpoints.extend(_Checkpoints() for _ in range(extra))
         self.count = count
+
+    def busy(self) -> list[int]:
+        """The partitions with messages outstanding, or whose sent or reported count moved since the last call
+        (the C tally's ``busy()``)."""
+        out = []
+        sent, reported, seen_sent, seen_reported = self.sent, self.reported, self.seen_sent, self.seen_reported
+        for p in range(self.count):
+            s, r = sent[p], reported[p]
+            if s != r or seen_sent[p] != s or seen_reported[p] != r:
+                out.append(p)
+            seen_sent[p], seen_reported[p] = s, r
+        return out
 
 
 class Counts:
@@ -198,6 +218,7 @@ class OutstandingTracker:
         self.buffer_max_bytes = buffer_max_bytes
         self.topics: dict[str, Any] = {}  # topic -> TopicTally or NativeTopicTally
         self.totals: Any = fastpath.Counts() if native and fastpath is not None else Counts()
+        self.busy_now: dict[str, list[int]] = {}  # topic -> the busy partitions at the last checkpoint
 
     @property
     def sent_total(self) -> int:
@@ -243,19 +264,32 @@ class OutstandingTracker:
         return {p: tally.sent[p] - tally.reported[p] for p in range(tally.count)}
 
     def checkpoint(self, now: float) -> None:
-        """Record where every partition's send count stands now (the driver thread, once per tick)."""
-        for tally in self.topics.values():
-            for p in range(tally.count):
-                cps = tally.checkpoints[p]
-                cps.drop_reported(tally.reported[p])
-                if tally.sent[p] > tally.reported[p]:
-                    cps.add(now, tally.sent[p])
+        """Record where every busy partition's send count stands now (the driver thread, once per tick); the
+        busy partitions (:meth:`busy`) are kept for :meth:`drain` and the mute manager's round."""
+        self.busy_now = busy = {}
+        for topic, tally in self.topics.items():
+            busy[topic] = parts = tally.busy()
+            checkpoints, sent, reported = tally.checkpoints, tally.sent, tally.reported
+            for p in parts:
+                cps = checkpoints[p]
+                cps.drop_reported(reported[p])
+                if sent[p] > reported[p]:
+                    cps.add(now, sent[p])
+
+    def busy(self, topic: str) -> frozenset[int] | None:
+        """The partitions of ``topic`` the last :meth:`checkpoint` found busy: messages outstanding, or sent or
+        reported since the checkpoint before. ``None`` before the first checkpoint (then every one may be)."""
+        parts = self.busy_now.get(topic)
+        return None if parts is None else frozenset(parts)
 
     def drain(self) -> Iterator[tuple[str, int, int, int, int]]:
-        """Yield and zero each partition's tally since the last call: (topic, partition, calls, failures, slow)."""
+        """Yield and zero each partition's tally since the last call: (topic, partition, calls, failures, slow).
+
+        After a :meth:`checkpoint` only its busy partitions can have any (a report moves ``reported``)."""
         for topic, tally in self.topics.items():
             ok, slow, failed = tally.ok, tally.slow, tally.failed
-            for p in range(tally.count):
+            parts = self.busy_now.get(topic)
+            for p in range(tally.count) if parts is None else parts:
                 if ok[p] or failed[p]:
                     calls, failures, slows = ok[p] + failed[p], failed[p], slow[p]
                     ok[p] = failed[p] = slow[p] = 0

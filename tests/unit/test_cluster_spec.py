@@ -9,7 +9,7 @@ import pytest
 
 from mutepro.cluster.faults import Limper
 from mutepro.cluster.jars import require_java, resolve_kafka
-from mutepro.cluster.launcher import _allocate_ports
+from mutepro.cluster.launcher import LocalCluster, _allocate_ports
 from mutepro.cluster.process import NodeProcess
 from mutepro.cluster.spec import ClusterSpec, resolve_racks
 from mutepro.errors import ClusterError, ConfigError, PrerequisiteError
@@ -117,3 +117,40 @@ class TestClusterId:
         ids = [new_cluster_id() for _ in range(2000)]
         assert all(not i.startswith("-") and len(i) == 22 for i in ids)
         assert len(set(ids)) == 2000
+
+
+class _BusyNode:
+    """A node whose CPU time grows by ``per_call`` each time it is read (the clock advances 1 s per window)."""
+
+    def __init__(self, per_call: list[float]) -> None:
+        self.readings = iter(per_call)
+        self.total = 0.0
+
+    def cpu_seconds(self) -> float:
+        self.total += next(self.readings)
+        return self.total
+
+
+class TestWaitQuiet:
+    def _cluster(self, tmp_path: Path, *nodes: _BusyNode) -> LocalCluster:
+        cluster = LocalCluster(ClusterSpec(brokers=1), run_dir=tmp_path)
+        cluster.nodes = lambda: iter(nodes)  # type: ignore[method-assign]
+        return cluster
+
+    def test_returns_once_the_nodes_are_quiet(self, tmp_path: Path) -> None:
+        """1.5 cores in the first window, 0.1 in the second: two windows, 0.1 returned."""
+        now = [0.0]
+        node = _BusyNode([0.0, 1.5, 0.0, 0.1])
+        cores = self._cluster(tmp_path, node).wait_quiet(
+            0.3, clock=lambda: now[0], sleep=lambda s: now.__setitem__(0, now[0] + s)
+        )
+        assert cores == pytest.approx(0.1) and now[0] == 2.0
+
+    def test_gives_up_at_the_timeout_with_the_last_figure(self, tmp_path: Path) -> None:
+        """Always 2 cores busy: returns 2.0 once the timeout passed, without raising."""
+        now = [0.0]
+        node = _BusyNode([0.0, 2.0] * 10)
+        cores = self._cluster(tmp_path, node).wait_quiet(
+            0.3, timeout_s=3.0, clock=lambda: now[0], sleep=lambda s: now.__setitem__(0, now[0] + s)
+        )
+        assert cores == pytest.approx(2.0) and now[0] == 3.0

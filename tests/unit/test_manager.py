@@ -13,6 +13,7 @@ from mutepro.detect.model import Delivery, MuteReason, PartitionLoad, Verdict
 from mutepro.detect.protocols import PartitionDetector
 from mutepro.errors import ConfigError
 from mutepro.mute.manager import MuteEvent, MuteEventKind, ProducerMuteManager, opened_partitions
+from mutepro.mute.scan import QUIET_REJUDGE_S
 from mutepro.mute.store import BreakerStore
 from mutepro.policy.schema import BreakerConfig, CongestionConfig, SlowCallConfig, TopicPolicy
 from mutepro.producer.tracker import OutstandingTracker
@@ -262,6 +263,26 @@ class TestDetection:
         rig.clock.advance(1.0)
         rig.evaluate()
         assert len(dets.made[0].checks) == checks
+
+    def test_idle_partitions_wait_for_their_quiet_round(self, clock: FakeClock) -> None:
+        """With the tracker's busy partitions given, an idle one is judged once a second, a busy one every round."""
+        dets = FakeDetectors()
+        rig = Rig(clock, detector_factory=dets)
+        rig.mgr.ensure_topic(T, 6, LEADERS)
+
+        def round_() -> None:
+            rig.tracker.checkpoint(clock())
+            rig.mgr.evaluate(rig.tracker.load, None, rig.tracker.busy)
+
+        round_()  # every partition judged once
+        assert [len(d.checks) for d in dets.made] == [1] * 6
+        rig.send(3)
+        clock.advance(0.05)
+        round_()
+        assert [len(d.checks) for d in dets.made] == [1, 1, 1, 2, 1, 1]  # only 3 (busy) looked at
+        clock.advance(QUIET_REJUDGE_S)
+        round_()
+        assert [len(d.checks) for d in dets.made] == [2, 2, 2, 3, 2, 2]  # the quiet round
 
     def test_record_feeds_the_partitions_detectors(self, clock: FakeClock) -> None:
         """record() hands the delivery to that partition's detectors only; unknown partitions are ignored."""

@@ -148,3 +148,48 @@ class TestDrain:
         tally.slow[1] = 3
         assert list(tracker.drain()) == [(T, 1, 9, 2, 3)]
         assert list(tracker.drain()) == []
+
+
+def _tallies() -> list[object]:
+    from mutepro.producer.tracker import NativeTopicTally
+
+    return [TopicTally] + ([NativeTopicTally] if NativeTopicTally is not None else [])
+
+
+@pytest.mark.parametrize("factory", _tallies())
+class TestBusy:
+    """busy(): the partitions a tick has work for, the same from the C and the Python tally."""
+
+    def test_outstanding_or_moved_partitions_only(self, factory: type) -> None:
+        """0 has messages outstanding, 1 sent and delivered since the last look, 2 nothing: [0, 1]."""
+        tally = factory(3, 1.0)
+        tally.sent[0] = 5
+        tally.sent[1] = 3
+        tally.reported[1] = 3
+        assert tally.busy() == [0, 1]
+        assert tally.busy() == [0]  # 1 has not moved since
+
+    def test_a_report_alone_makes_a_partition_busy_once(self, factory: type) -> None:
+        """The last outstanding message of 0 delivered: busy at the next look (its checkpoints go), then not."""
+        tally = factory(2, 1.0)
+        tally.sent[0] = 2
+        tally.reported[0] = 1
+        assert tally.busy() == [0]
+        tally.reported[0] = 2
+        assert tally.busy() == [0]
+        assert tally.busy() == []
+
+
+class TestTrackerBusy:
+    def test_checkpoint_keeps_the_busy_partitions_for_drain(self, tracker: OutstandingTracker) -> None:
+        """After a checkpoint, drain and busy() see only the partitions that moved."""
+        send(tracker, 2, 4)
+        assert tracker.busy(T) is None  # no checkpoint yet: every partition may be busy
+        tracker.checkpoint(1.0)
+        assert tracker.busy(T) == frozenset({2})
+        tracker.topics[T].ok[2] = 4
+        report(tracker, 2, 4)
+        tracker.checkpoint(1.05)
+        assert list(tracker.drain()) == [(T, 2, 4, 0, 0)]
+        tracker.checkpoint(1.1)
+        assert tracker.busy(T) == frozenset()
