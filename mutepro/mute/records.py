@@ -56,7 +56,9 @@ class PartitionRecord:
         self.active_at: float | None = None
         # Reports fed to the detectors since they last judged, and when that was (see scan.QUIET_REJUDGE_S).
         self.reports = 0
-        self.reported_ever = False  # a cold partition's first messages wait for more than its leader
+        # whether any message of the partition got its report (a cold partition's first messages wait for more
+        # than its leader: metadata, a connection, the new partition's log)
+        self.reported_ever = False
         self.judged_at: float | None = None
         self._peak = 0.0  # the largest oldest-undelivered age seen in the current bucket
         self._peak_prev = 0.0  # ... in the bucket before

@@ -180,10 +180,11 @@ def age_outliers(
     local cluster): healthy partitions' recent peaks are ~1 ms (median), the limping broker's partitions reach
     150 ms 0.15 s into each stop: avoided; 0.4 s into its third stop: muted (and, two of them, the whole broker).
     When more than half of the active partitions stand out at once, that is saturation, not a bad leader: no
-    episode begins. Nor for a leader no further behind than every other (:func:`slow_on_its_own`), nor for a
-    partition that has never had a report, for its first ``COLD_START_S`` (5 s): a producer started on a topic
-    just created waits for the brokers to create the partitions' logs (seen: first messages 4 s old on one broker
-    of a 1,200-partition topic, confirmed on their own as a 1.5 s episode). RF=3 acks=all with a stalled
+    episode begins. Nor for a leader no further behind than every other (:func:`slow_on_its_own`). A partition
+    none of whose tracked messages has had its report yet is steered around but not muted for its first
+    ``COLD_START_S`` (5 s): a producer started on a topic just created waits for the brokers to create the
+    partitions' logs (seen: first messages 4 s old on one broker of a 1,200-partition topic, confirmed on their
+    own as a 1.5 s episode). RF=3 acks=all with a stalled
     follower: every partition waits, none stands out, none muted.
     """
     rt = t.runtime
@@ -194,8 +195,8 @@ def age_outliers(
     standing_out: dict[int, list[tuple[int, float, float]]] = {}  # leader key -> [(partition, age, median)]
     if len(ages) > MIN_PEERS:
         for p, age in ages.items():
-            if p in judged or age <= avoid_s or (age <= COLD_START_S and not t.partitions[p].reported_ever):
-                continue  # (a cold partition's first messages also wait for the new partition's log, see below)
+            if p in judged or age <= avoid_s:
+                continue
             median = statistics.median(a for q, a in peaks.items() if q != p)
             if age > rt.slow_outlier_factor * median:
                 standing_out.setdefault(leader_key(t, p), []).append((p, age, median))
@@ -224,8 +225,8 @@ def age_outliers(
         if not t.suspicions[key].confirmed(now):
             continue
         for p, age, median in outs:
-            if age <= rt.slow_outlier_min_s:
-                continue
+            if age <= rt.slow_outlier_min_s or (age <= COLD_START_S and not t.partitions[p].reported_ever):
+                continue  # (a cold partition's first messages also wait for the new partition's log, see above)
             verdict = Verdict(
                 MuteReason.SLOW_CALL,
                 {

@@ -93,11 +93,10 @@ class TestStalledBroker:
         producer.close()
 
 
-    def test_default_policy_mutes_a_limping_broker_as_an_outlier(
-        self, kafka_cluster: LocalCluster, topic_factory
-    ) -> None:
+    def test_default_policy_mutes_a_limping_broker(self, kafka_cluster: LocalCluster, topic_factory) -> None:
         """No policy at all: a broker stopped 80% of every second (never 1 s, the default slow threshold) is muted
-        by the relative rule, and no partition of a healthy broker is muted."""
+        by a relative rule -- the partitions' outlier rule (its third stop) or the broker's rtt rule (two
+        statistics emissions), whichever sees it first -- and no partition of a healthy broker is muted."""
         topic = topic_factory(replica_assignment=RF1)
         ledger = Ledger()
         producer = MuteProducer(kafka_cluster.client_config(**{"linger.ms": 5}))
@@ -109,7 +108,8 @@ class TestStalledBroker:
             assert wait_for(lambda: _muted(producer, topic) >= ON_BROKER_2, 30, step=lambda: producer.poll(0.1))
         mutes = [e for e in producer.mute_manager.events if e.kind in ("mute", "remute")]
         first = mutes[0]
-        assert first.partition in ON_BROKER_2 and first.detail.get("rule") == "outlier", first
+        relative = first.detail.get("rule") == "outlier" or "latency" in str(first.detail.get("cause", ""))
+        assert first.partition in ON_BROKER_2 and relative, first
         assert {e.partition for e in mutes} <= ON_BROKER_2, mutes
         assert producer.counters.avoids >= 1  # the first stop was steered around, the mute came after
         assert producer.flush(60) == 0

@@ -225,13 +225,15 @@ class TestAgeOutliers:
         age_outliers(t, active, active, set(), NOW + 0.5, active | {1: 0.6})
         assert 1 in t.avoided and t.suspicions[2].active
 
-    def test_a_cold_partition_waits_out_the_warm_up(self) -> None:
-        """Partition 1 has never had a report: 4 s behind is a new partition's first write, not its leader."""
+    def test_a_cold_partition_is_steered_around_not_muted(self) -> None:
+        """Partition 1 has never had a report: 4 s behind may be a new partition's first write, not its leader --
+        avoided, not muted; past COLD_START_S it is muted like any other."""
         t = topic()
         t.partitions[1].reported_ever = False
         assert outliers(t, {p: 4.0 if p == 1 else 0.0 for p in range(12)}) == []
-        assert t.avoided == frozenset()
-        assert len(outliers(t, {p: 5.5 if p == 1 else 0.0 for p in range(12)})) == 1  # past COLD_START_S
+        assert 1 in t.avoided
+        later = {p: 5.5 if p == 1 else 0.0 for p in range(12)}
+        assert len(age_outliers(t, later, later, set(), NOW + 1.5)) == 1  # the same (third) episode, 1.5 s on
 
     def test_between_the_floors_only_steers(self) -> None:
         """A recurring 300 ms outlier is over avoid_min_ms (150) but under outlier_min_ms (400): avoided only."""
