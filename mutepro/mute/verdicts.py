@@ -167,8 +167,8 @@ def age_outliers(
     every partition it leads is avoided by unkeyed messages (``t.avoided``) until none of them holds a message
     older than the avoid floor (``held``: every closed partition's age, active or not; ``ages`` when not given).
     A partition standing out is *muted* (returned) once it is older than ``slow_call.outlier_min_ms`` too and its
-    leader's suspicion is confirmed (:mod:`mutepro.mute.suspicion`: the third episode in a row, each within 5 s of the
-    last, or one of 1.5 s).
+    leader's suspicion is confirmed (:mod:`mutepro.mute.suspicion`: its second deep episode -- past the mute floor --
+    in a row, each within 5 s of the last, or one of 1.5 s).
     ``ages`` (now) and ``peaks`` hold the active closed partitions; ``judged`` the ones another detector already
     has a verdict for.
 
@@ -178,7 +178,7 @@ def age_outliers(
     acks=all-slow. Against the topic's own median it stands out within a tick. Worked numbers, 12 partitions on
     3 brokers, open loop at 115,000 msg/s or a saturated closed loop at 270,000, linger 5 ms (measured on the
     local cluster): healthy partitions' recent peaks are ~1 ms (median), the limping broker's partitions reach
-    150 ms 0.15 s into each stop: avoided; 0.4 s into its third stop: muted (and, two of them, the whole broker).
+    150 ms 0.15 s into each stop: avoided; 0.4 s into its second stop: muted (and, two of them, the whole broker).
     When more than half of the active partitions stand out at once, that is saturation, not a bad leader: no
     episode begins. Nor for a leader no further behind than every other (:func:`slow_on_its_own`). A partition
     none of whose tracked messages has had its report yet is steered around but not muted for its first
@@ -222,7 +222,10 @@ def age_outliers(
             t.suspicions[key].end(now)
     found: list[Candidate] = []
     for key, outs in standing_out.items():
-        if not t.suspicions[key].confirmed(now):
+        suspicion = t.suspicions[key]
+        if any(age > rt.slow_outlier_min_s for _, age, _ in outs):
+            suspicion.mark_deep()
+        if not suspicion.confirmed(now):
             continue
         for p, age, median in outs:
             if age <= rt.slow_outlier_min_s or (age <= COLD_START_S and not t.partitions[p].reported_ever):

@@ -404,17 +404,21 @@ class TestAgeOutlierRule:
         rig.evaluate()
         rig.clock.advance(1.0)
 
-    def test_a_third_episode_mutes_below_the_slow_threshold(self, rig: Rig) -> None:
-        """A limping broker stands out a second and a third time, 1 s after each episode ended: steered in the
-        second, then 1 and 4 muted as outliers at 0.5 s (under the 1 s threshold), and 5 by the broker rule."""
+    def test_a_second_deep_episode_mutes_below_the_slow_threshold(self, rig: Rig) -> None:
+        """A limping broker stands out 0.5 s deep (past the 0.4 s floor) again 1 s after the first such episode
+        ended: 1 and 4 muted as outliers (under the 1 s threshold), then 5 by the broker rule."""
         self._traffic(rig, {1: 0.5, 4: 0.5})
-        self._episode_ends(rig, 1, 4)
-        assert self._traffic(rig, {1: 0.5, 4: 0.5}) == []  # two pauses: a healthy broker can do that
         self._episode_ends(rig, 1, 4)
         opened = self._traffic(rig, {1: 0.5, 4: 0.5})
         assert {p for _, p in opened} == {1, 4, 5}
         outlier = next(e for e in rig.events if e.partition == 1)
         assert outlier.reason == "slow_call" and outlier.detail["rule"] == "outlier"
+
+    def test_a_shallow_episode_then_a_deep_one_only_steers(self, rig: Rig) -> None:
+        """0.2 s behind (under the 0.4 s mute floor), then 0.5 s: a healthy broker's two pauses, nothing muted."""
+        self._traffic(rig, {1: 0.2, 4: 0.2})
+        self._episode_ends(rig, 1, 4)
+        assert self._traffic(rig, {1: 0.5, 4: 0.5}) == []
 
     def test_a_recurrence_after_the_window_is_a_new_first_episode(self, rig: Rig) -> None:
         """Two hiccups of a healthy broker 10 s apart (more than 5 s): neither is muted."""

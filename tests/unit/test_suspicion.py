@@ -18,23 +18,33 @@ class TestSuspicion:
         s.begin(10.0)
         assert s.begin(10.5) is False and s.since == 10.0
 
-    def test_the_third_episode_of_a_chain_is_confirmed(self) -> None:
-        """Episodes at 10, 12 and 14 s, each within RECUR_S of the last one's end: the third is confirmed."""
+    def test_a_second_deep_episode_is_confirmed(self) -> None:
+        """Deep episodes at 10 and 12 s (the second within RECUR_S of the first's end): the second is confirmed."""
         s = Suspicion()
         s.begin(10.0)
+        s.mark_deep()
         s.end(11.0)
-        assert not s.active and s.last_end == 11.0
+        assert not s.active and s.last_end == 11.0 and s.last_deep
         s.begin(12.0)
-        assert s.chain == 2 and not s.confirmed(12.4)  # a healthy broker pausing twice: still only steered
-        s.end(13.0)
-        s.begin(14.0)
-        assert s.chain == CONFIRM_EPISODES == 3 and s.confirmed(14.4)
+        assert s.chain == CONFIRM_EPISODES == 2 and not s.confirmed(12.1)  # not past the mute floor yet
+        s.mark_deep()
+        assert s.confirmed(12.4)
+
+    def test_a_shallow_episode_starts_the_chain_over(self) -> None:
+        """A 0.15 s pause, then a 0.42 s one 4 s later (a healthy broker, seen): the second is not confirmed."""
+        s = Suspicion()
+        s.begin(10.0)
+        s.end(10.2)  # never past the mute floor
+        s.begin(14.2)
+        s.mark_deep()
+        assert s.chain == 1 and not s.confirmed(14.6)
 
     def test_nothing_under_way_is_not_confirmed(self) -> None:
         """Between episodes nothing is confirmed, however long the chain."""
         s = Suspicion()
         for start in (10.0, 12.0, 14.0):
             s.begin(start)
+            s.mark_deep()
             s.end(start + 1)
         assert not s.confirmed(15.5)
 

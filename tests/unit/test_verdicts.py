@@ -183,11 +183,11 @@ def outliers(
     t: TopicRecord, ages: dict[int, float], peaks: dict[int, float] | None = None, judged: frozenset[int] = frozenset(),
     *, recurring: bool = True, held: dict[int, float] | None = None,
 ) -> list[Candidate]:
-    """One round of the rule at NOW; ``recurring``: every leader's previous episode (the chain's second) ended
-    1 s ago."""
+    """One round of the rule at NOW; ``recurring``: every leader's previous episode was deep and ended 1 s ago."""
     if recurring:
         for leader in {part.leader for part in t.partitions.values()}:
             t.suspicion(leader).last_end = NOW - 1.0
+            t.suspicion(leader).last_deep = True
             t.suspicion(leader).chain = CONFIRM_EPISODES - 1
     return age_outliers(t, ages, ages if peaks is None else peaks, set(judged), NOW, held)
 
