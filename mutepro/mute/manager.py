@@ -40,7 +40,6 @@ Clock = Callable[[], float]
 DetectorFactory = Callable[[str, TopicPolicy], list[PartitionDetector]]
 
 
-
 def _bulk(det: PartitionDetector) -> TypeGuard[BulkPartitionDetector]:
     """Whether ``det`` takes reports in bulk, decided once per detector class: ``isinstance`` against a runtime
     Protocol walks the Protocol's attributes on every call (4 ms a tick at 1,200 partitions)."""
@@ -52,6 +51,7 @@ def _bulk(det: PartitionDetector) -> TypeGuard[BulkPartitionDetector]:
 
 
 _BULK: dict[type, bool] = {}
+
 
 class ProducerMuteManager:
     """Mute state of one producer: per-partition breakers and detectors, broker detection, snapshots.
@@ -472,8 +472,9 @@ class ProducerMuteManager:
             return
         muted: list[int] = []
         half_open: list[int] = []
-        seen = t.not_closed if after_round and t.not_closed is not None else t.partitions
-        for p in sorted(seen):
+        # t.partitions is in partition order already (grown 0..n-1); the round's set is not
+        seen = sorted(t.not_closed) if after_round and t.not_closed is not None else t.partitions
+        for p in seen:
             part = t.partitions.get(p)
             if part is None:
                 continue

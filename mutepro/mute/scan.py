@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from mutepro.detect.model import PartitionLoad
-from mutepro.mute.records import TopicRecord, since_reset
+from mutepro.mute.records import PartitionRecord, TopicRecord, since_reset
 from mutepro.mute.states import BreakerState
 from mutepro.mute.verdicts import (
     ACTIVE_S,
@@ -33,6 +33,11 @@ LoadReader = Callable[[str, int, float], PartitionLoad]
 #: idle partitions -- of 1,200, ~40 get messages in one tick -- and judging every one every 50 ms cost 13 ms of a
 #: 16 ms round, holding the GIL from the producing thread.
 QUIET_REJUDGE_S = 1.0
+
+
+def _judged_lately(part: PartitionRecord, now: float) -> bool:
+    """No report since its detectors judged it, less than QUIET_REJUDGE_S ago."""
+    return not part.reports and part.judged_at is not None and now - part.judged_at < QUIET_REJUDGE_S
 
 
 @dataclass
@@ -65,8 +70,7 @@ def scan_topic(t: TopicRecord, load_of: LoadReader, now: float, busy: frozenset[
             and part.fresh_since is None
             and not part.reports
             and (part.active_at is None or now - part.active_at > ACTIVE_S)
-            and part.judged_at is not None
-            and now - part.judged_at < QUIET_REJUDGE_S
+            and _judged_lately(part, now)
         ):
             closed_outstanding[p] = 0  # idle: nothing outstanding, nothing sent or reported (the median's zeros)
             continue
@@ -90,12 +94,7 @@ def scan_topic(t: TopicRecord, load_of: LoadReader, now: float, busy: frozenset[
         peak = part.note_age(age, now)
         if part.active_at is not None and now - part.active_at <= ACTIVE_S:
             active_ages[p], active_peaks[p] = age, peak
-        if (
-            not load.outstanding
-            and not part.reports
-            and part.judged_at is not None
-            and now - part.judged_at < QUIET_REJUDGE_S
-        ):
+        if not load.outstanding and _judged_lately(part, now):
             continue  # quiet: see QUIET_REJUDGE_S
         part.reports, part.judged_at = 0, now
         for det in part.detectors:
@@ -104,8 +103,10 @@ def scan_topic(t: TopicRecord, load_of: LoadReader, now: float, busy: frozenset[
                 candidates.append((t, part, verdict))
                 break
     t.not_closed = not_closed
-    candidates = slow_on_its_own(t, candidates, oldest_by_leader(t, active_peaks))
-    candidates += age_outliers(t, active_ages, active_peaks, {c[1].partition for c in candidates}, now, held)
+    leader_peaks = oldest_by_leader(t, active_peaks)
+    candidates = slow_on_its_own(t, candidates, leader_peaks)
+    judged = {c[1].partition for c in candidates}
+    candidates += age_outliers(t, active_ages, active_peaks, judged, now, held, leader_peaks)
     factor = t.policy.congestion.outlier_factor
     scan = TopicScan(trips=without_saturation(t, congestion_outliers(candidates, closed_outstanding, factor)))
     t.probe_limit_s = probe_limit(t, active_peaks)

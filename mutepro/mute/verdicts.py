@@ -128,7 +128,7 @@ def slow_on_its_own(t: TopicRecord, candidates: list[Candidate], oldest: Mapping
     leader answering in 2 ms and the others in 1 ms.
     A topic whose active partitions all have one leader has nothing to compare with: its verdicts stand.
     """
-    floor = min(t.runtime.slow_avoid_min_s, t.runtime.slow_outlier_min_s)
+    floor = t.runtime.avoid_floor_s
     kept = [
         c for c in candidates if c[2].reason != MuteReason.SLOW_CALL or leader_behind(c[1].leader, oldest, floor)
     ]
@@ -158,6 +158,7 @@ def age_outliers(
     judged: set[int],
     now: float,
     held: Mapping[int, float] | None = None,
+    oldest: Mapping[int, float] | None = None,
 ) -> list[Candidate]:
     """The relative slow rule: steer around a leader whose partitions stand out, mute it when it does so again.
 
@@ -170,7 +171,8 @@ def age_outliers(
     leader's suspicion is confirmed (:mod:`mutepro.mute.suspicion`: its second deep episode -- past the mute floor --
     in a row, each within 5 s of the last, or one of 1.5 s).
     ``ages`` (now) and ``peaks`` hold the active closed partitions; ``judged`` the ones another detector already
-    has a verdict for.
+    has a verdict for; ``oldest`` the peaks per leader (:func:`oldest_by_leader` of ``peaks``, when the caller
+    has it already).
 
     Why relative: a broker stopped 80 % of every second (a limping disk, a GC-bound JVM) delays its partitions'
     messages by up to 0.8 s and never by 1 s, so the default absolute threshold (1 s) never sees it, and any
@@ -184,14 +186,14 @@ def age_outliers(
     none of whose tracked messages has had its report yet is steered around but not muted for its first
     ``COLD_START_S`` (5 s): a producer started on a topic just created waits for the brokers to create the
     partitions' logs (seen: first messages 4 s old on one broker of a 1,200-partition topic, confirmed on their
-    own as a 1.5 s episode). RF=3 acks=all with a stalled
-    follower: every partition waits, none stands out, none muted.
+    own as a 1.5 s episode). RF=3 acks=all with a stalled follower: every partition waits, none stands out, none
+    muted.
     """
     rt = t.runtime
     if not rt.slow_outlier_enabled:
         return []
     held = ages if held is None else held
-    avoid_s = min(rt.slow_avoid_min_s, rt.slow_outlier_min_s)
+    avoid_s = rt.avoid_floor_s
     standing_out: dict[int, list[tuple[int, float, float]]] = {}  # leader key -> [(partition, age, median)]
     if len(ages) > MIN_PEERS:
         for p, age in ages.items():
@@ -205,7 +207,8 @@ def age_outliers(
     if standing_out:
         # a leader whose oldest message is no older than the other leaders' stands out only from the many idle
         # partitions of a wide topic (1,200 partitions: the median partition holds nothing), not from its peers
-        oldest = oldest_by_leader(t, peaks)
+        if oldest is None:
+            oldest = oldest_by_leader(t, peaks)
         standing_out = {k: v for k, v in standing_out.items() if leader_behind(k, oldest)}
     for key, outs in standing_out.items():
         if t.suspicion(key).begin(now):

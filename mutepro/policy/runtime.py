@@ -42,6 +42,11 @@ class TopicRuntime:
     def slow_outlier_enabled(self) -> bool:
         return self.slow_outlier_factor > 1.0
 
+    @property
+    def avoid_floor_s(self) -> float:
+        """The steering floor in effect: ``slow_avoid_min_s``, or the mute floor when that is lower."""
+        return min(self.slow_avoid_min_s, self.slow_outlier_min_s)
+
     @classmethod
     def of(cls, policy: TopicPolicy) -> TopicRuntime:
         return cls(
