@@ -7,7 +7,13 @@
 Run it under the cluster lock on a shared machine (``flock /tmp/mutepro-cluster.lock python3 ...``).
 
 Six producers, one per (keyed policy, acks) pair: hold, reroute and fail, each with ``acks=all`` +
-idempotence and with ``acks=1`` (one request in flight, so librdkafka itself never reorders). Each producer has
+idempotence and with ``acks=1`` without it (one request in flight per connection). Order under ``hold`` is
+checked on the idempotent producers only, which is what the README promises: without idempotence librdkafka
+itself may reorder across a leader change, because ``max.in.flight`` counts per connection, not per
+partition (librdkafka issue #1969): a batch still in flight to the old leader is retried after the next
+batch went to the new one. Seed 20261123 showed it once: two keys of one batch of ``hold/acks=1`` partition
+4, each one message written after its successor, right after the partition's leader moved away from the
+stalled broker. The ``acks=1`` inversions are still counted and printed. Each producer has
 its own topic (6 partitions, RF 3, min.insync.replicas 2) and three threads: two keyed (disjoint keys, each
 key with its own sequence) and one unkeyed that also sends a share of bad messages (oversized for a topic with
 a 4 KB limit, and to a topic that does not exist). Breaker state lives in a password-protected Redis.
@@ -22,7 +28,7 @@ per-key order inversions and keys leaving their partition (hold and fail), mute 
 quiet periods / on the bad-message topic), RSS over time, and whether the Redis password appears in any log
 line (mutepro's events, stderr including librdkafka's and pybreaker's loggers).
 
-Pass: lost 0 (acks=all), every accepted message reported (unreported 0), 0 inversions under hold, RSS flat
+Pass: lost 0 (acks=all), every accepted message reported (unreported 0), 0 inversions under hold (idempotent), RSS flat
 in the quiet period (growth at most max(10 %, 32 MB)), no password in any log. Exit 0 on pass, 1 on fail.
 """
 
@@ -466,14 +472,15 @@ def _warning_counts(events_file: Path) -> dict[str, int]:
 def _verdict(report: dict[str, Any], settings: Settings) -> dict[str, Any]:
     producers = report["producers"]
     lost_all = sum(p["lost"] for label, p in producers.items() if label.endswith("acks=all"))
-    inversions_hold = sum(p["order_inversions"] for label, p in producers.items() if label.startswith("hold/"))
+    # the idempotent producers only: see the module docstring for why acks=1 is reported, not judged
+    inversions_hold = sum(p["order_inversions"] for label, p in producers.items() if label == "hold/acks=all")
     unreported = report["ledger"]["accepted_unreported"]
     growth = report["rss_quiet_growth_mb"]
     allowed = max(0.1 * report["rss_quiet_start_mb"], 32.0)
     checks = {
         "lost 0 (acks=all)": lost_all == 0,
         "every accepted message reported": unreported == 0,
-        "0 order inversions under hold": inversions_hold == 0,
+        "0 order inversions under hold (idempotent)": inversions_hold == 0,
         f"RSS flat in the quiet period (growth {growth} MB <= {allowed:.0f} MB)": growth <= allowed,
         "no secret in any log line": not report["secret_leaks"],
     }

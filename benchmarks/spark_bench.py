@@ -187,6 +187,8 @@ class Bench:
             "error": error, "batches": batches, "committed_rows": committed, **check,
             "before_median_batch_s": _median([b["add_batch_s"] for b in before]),
             "worst_batch_s": max((b["add_batch_s"] for b in batches), default=None),
+            "worst_during_vs_before": _ratio(max((b["add_batch_s"] for b in during), default=None),
+                                             _median([b["add_batch_s"] for b in before])),
             "rows_per_s_before": _rate(before), "rows_per_s_during": _rate(during),
         }
 
@@ -284,6 +286,10 @@ def _median(values: list[float]) -> float | None:
     return round(statistics.median(values), 3) if values else None
 
 
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return round(a / b, 2) if a is not None and b else None
+
+
 def _rate(batches: list[dict[str, Any]]) -> float | None:
     if len(batches) < 2:
         return None
@@ -326,6 +332,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--rows", type=int, default=None, help="rows per batch write (default 500000; quick 20000)")
     p.add_argument("--reps", type=int, default=None, help="happy-path repetitions (default 3; quick 1)")
     p.add_argument("--stall-s", type=float, default=None, help="stall length (default 40; quick 8)")
+    p.add_argument("--stream-rows", type=int, default=None, help="rows per micro-batch (default 10000; quick 2000)")
     p.add_argument("--timeout-ms", type=int, default=None, help="delivery timeout, both clients (30000; quick 10000)")
     p.add_argument("--scenarios", default="happy,stalled,limping,stream_stalled")
     p.add_argument("--sinks", default=",".join(SINKS))
@@ -336,7 +343,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     args.reps = args.reps or (1 if quick else 3)
     args.stall_s = args.stall_s or (8.0 if quick else 40.0)
     args.timeout_ms = args.timeout_ms or (10_000 if quick else 30_000)
-    args.stream_rows = 2_000 if quick else 10_000
+    args.stream_rows = args.stream_rows or (2_000 if quick else 10_000)
     args.warmup_s = 8.0 if quick else 20.0
     args.read_timeout_s = 60.0 if quick else 300.0
     args.scenarios = [s for s in args.scenarios.split(",") if s]

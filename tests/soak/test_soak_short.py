@@ -33,7 +33,7 @@ pytestmark = [
 
 @pytest.mark.timeout(600)
 def test_short_soak_passes(tmp_path: Path) -> None:
-    """Lost 0, every failure reported, 0 inversions under hold, RSS flat, no secret in any log line."""
+    """Lost 0, every failure reported, 0 inversions under hold (idempotent), RSS flat, no secret in any log line."""
     out = tmp_path / "soak.json"
     seed = os.environ.get("MUTEPRO_SOAK_SEED", "20261123")
     result = subprocess.run(
