@@ -622,7 +622,12 @@ static void replace3(PyObject **a, PyObject *va, PyObject **b, PyObject *vb, PyO
 
 static PyObject *reporter_fallback(Reporter *self, PyObject *err, PyObject *msg) {
     if (self->headers != NULL && err != Py_None) {
-        PyObject *r = PyObject_CallMethodOneArg(msg, S_set_headers, self->headers);
+        /* a failed message: its report gets its headers back, as the list confluent-kafka's produce() takes */
+        PyObject *h = PyTuple_CheckExact(self->headers) ? PySequence_List(self->headers) : Py_NewRef(self->headers);
+        if (h == NULL)
+            return NULL;
+        PyObject *r = PyObject_CallMethodOneArg(msg, S_set_headers, h);
+        Py_DECREF(h);
         if (r == NULL)
             return NULL;
         Py_DECREF(r);
@@ -777,10 +782,49 @@ static PyTypeObject Reporter_Type = {
     .tp_repr = (reprfunc)Reporter_repr,
 };
 
-static Reporter *reporter_new(FastPath *fp, PyObject *cb, Tally *tally, PyObject *headers) {
-    Reporter *r = PyObject_GC_New(Reporter, &Reporter_Type);
-    if (r == NULL)
+/* 1 when the cyclic GC can never find a cycle through o: str, bytes and None hold no references. */
+static int atomic_value(PyObject *o) {
+    return o == Py_None || PyUnicode_CheckExact(o) || PyBytes_CheckExact(o);
+}
+
+/* What a per-message reporter keeps of the message's headers (new reference). A list of (str, bytes) pairs, the
+ * usual form, is kept as a tuple of the same pairs with the GC told not to track them: a saturated writer has
+ * ~250k messages outstanding, and with their header lists, pairs and reporters tracked every collection of the
+ * older generations walked about a million live objects -- measured on the Spark sink's loop (1M rows, two
+ * headers each): 6.8-7.1 us per row against 4.1-4.6 us with the collector off. Immutable tuples of atomic
+ * values cannot be part of a cycle, which is what CPython's own collector concludes when it untracks such a
+ * tuple lazily; here it is done at once. Anything else (a dict, pairs of other types) is kept as given. */
+static PyObject *frozen_headers(PyObject *h) {
+    if (!PyList_CheckExact(h))
+        return Py_NewRef(h);
+    Py_ssize_t n = PyList_GET_SIZE(h);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyList_GET_ITEM(h, i);
+        if (!PyTuple_CheckExact(item) || PyTuple_GET_SIZE(item) != 2 || !PyUnicode_CheckExact(PyTuple_GET_ITEM(item, 0))
+            || !atomic_value(PyTuple_GET_ITEM(item, 1)))
+            return Py_NewRef(h);
+    }
+    PyObject *t = PyList_AsTuple(h);
+    if (t == NULL)
         return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyTuple_GET_ITEM(t, i);
+        if (PyObject_GC_IsTracked(item))
+            PyObject_GC_UnTrack(item);
+    }
+    PyObject_GC_UnTrack(t);
+    return t;
+}
+
+static Reporter *reporter_new(FastPath *fp, PyObject *cb, Tally *tally, PyObject *headers) {
+    PyObject *kept = NULL;
+    if (headers != NULL && (kept = frozen_headers(headers)) == NULL)
+        return NULL;
+    Reporter *r = PyObject_GC_New(Reporter, &Reporter_Type);
+    if (r == NULL) {
+        Py_XDECREF(kept);
+        return NULL;
+    }
     r->vectorcall = (vectorcallfunc)Reporter_vectorcall;
     Py_INCREF(fp);
     r->fp = fp;
@@ -788,9 +832,12 @@ static Reporter *reporter_new(FastPath *fp, PyObject *cb, Tally *tally, PyObject
     r->cb = cb;
     Py_INCREF(tally);
     r->tally = tally;
-    Py_XINCREF(headers);
-    r->headers = headers;
-    PyObject_GC_Track(r);
+    r->headers = kept;
+    /* A per-message reporter (it has headers) is referenced by librdkafka's message only, which the collector
+     * cannot see: no cycle it could find goes through it, and tracking it costs every collection a visit per
+     * outstanding message. The shared reporters (no headers) stay tracked: the producer's cache refers to them. */
+    if (kept == NULL)
+        PyObject_GC_Track(r);
     return r;
 }
 

@@ -393,6 +393,32 @@ class TestReporter:
         rig.fast.leave_direct(previous)
         assert got == [] and len(rig.queue) == 1
 
+    def test_reporters_with_headers_are_not_tracked_by_the_collector(self) -> None:
+        """A per-message reporter and the (str, bytes) pairs it keeps are untracked; the shared one is not."""
+        rig = Rig()
+        rig.fast.produce("t", b"v", b"k", headers=[("a", b"1"), ("b", "2")])
+        rig.fast.produce("t", b"v", b"k")
+        per_message, shared = rig.inner.calls[0][4], rig.inner.calls[1][4]
+        assert not gc.is_tracked(per_message) and gc.is_tracked(shared)
+
+    @pytest.mark.parametrize(
+        "headers",
+        [[("a", b"1"), ("b", "2"), ("c", None)], {"a": b"1"}, [("a", bytearray(b"1"))], [("a", b"1", "x")]],
+    )
+    def test_a_failed_report_gets_its_headers_back_as_given(self, headers: Any) -> None:
+        """The failed message's report carries the headers, equal to the ones produced (a list stays a list)."""
+        rig = Rig()
+        rig.fast.produce("t", b"v", b"k", headers=headers)
+        reporter = rig.inner.calls[-1][4]
+        got: list[Any] = []
+
+        class Msg(FakeMsg):
+            def set_headers(self, h: Any) -> None:
+                got.append(h)
+
+        reporter("boom", Msg("t", rig.inner.calls[-1][3]))
+        assert got == [headers] and type(got[0]) is type(headers)
+
     def test_errors_and_cold_partitions_go_to_python(self) -> None:
         """Failed reports, and successes before the partition's first judged delivery, take _on_report."""
         rig = Rig()
