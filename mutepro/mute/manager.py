@@ -210,6 +210,14 @@ class ProducerMuteManager:
             self._queue_open(topic, partition)
             self._rebuild(topic)
 
+    def trip(self, topic: str, partition: int, verdict: Verdict) -> None:
+        """Mute a partition as a detector would (unlike :meth:`mute`): its breaker opens with ``verdict``, and
+        after the backoff probes test it and unmute it when they are delivered."""
+        with self._lock:
+            part = self._require(topic, partition)
+            self._trip(self._topics[topic], part, verdict)
+            self._rebuild(topic)
+
     def unmute(self, topic: str, partition: int) -> None:
         """Lift a mute: a manual one is released, a detected one is closed at once (fresh windows)."""
         with self._lock:

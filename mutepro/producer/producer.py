@@ -423,12 +423,17 @@ class MuteProducer(ClientPassthrough, MuteproApi):
             return policy.for_topic(topic) if topic else policy.defaults
         return policy
 
-    def _rescue_in_flight(self, slow_calls: float = 1.0) -> int | None:
+    def _rescue_in_flight(self, slow_calls: float = 1.0, hedge_after_s: float | None = None) -> int | None:
         """mutepro's Spark sink only (its rows carry identity headers, so copies can be told apart): re-send what
-        is stuck in flight to muted partitions once nothing else is outstanding; see Rescuer.rescue_in_flight."""
+        is stuck in flight to muted partitions once nothing else is outstanding; see Rescuer.rescue_in_flight.
+        With ``hedge_after_s``, messages that alone have waited that long mute their brokers first and count as
+        overdue from then on (Rescuer.mute_stragglers)."""
         if self._closed:
             raise compat.closed_error()
-        return self._rescuer.rescue_in_flight(self._clock(), slow_calls)
+        now = self._clock()
+        if hedge_after_s is not None:
+            self._rescuer.mute_stragglers(now, hedge_after_s)
+        return self._rescuer.rescue_in_flight(now, slow_calls, hedge_after_s)
 
     @property
     def _stragglers(self) -> int:

@@ -17,6 +17,7 @@ from typing import Any
 
 from confluent_kafka import KafkaError, Message
 
+from mutepro.detect.model import MuteReason, Verdict
 from mutepro.logs import get_logger
 from mutepro.policy.runtime import runtime_of
 from mutepro.policy.schema import KeyedPolicy
@@ -163,7 +164,68 @@ class Rescuer:
 
     # -- the rescue of messages in flight to muted partitions (the Spark sink's end of task) ---------------
 
-    def rescue_in_flight(self, now: float, slow_calls: float) -> int | None:
+    def mute_stragglers(self, now: float, after_s: float) -> int:
+        """The sink's hedge at the end of a task: mute the brokers its last messages wait on; returns how many
+        partitions it muted.
+
+        Due when every message still outstanding has waited ``after_s`` or more while the others were all
+        answered, none of them on a muted partition yet. The stall rule would mute them too, but only once they
+        are the slow-call threshold old (5 s for the sink), and the task waits that long: with micro-batches
+        written in 0.2 s, a stalled broker made one batch take 5.4 s. Each such message's leader has all its
+        partitions of the topic muted (as the broker rule does: the rows rescued from one must not land on its
+        neighbour), provided a partition led by another broker stays writable. The mutes are ordinary ones
+        (backoff, probes, unmute). Only for producers whose rows can be told apart (the sink's identity
+        headers), since what is in flight is then re-sent (see :meth:`rescue_in_flight`); never idempotent.
+        """
+        if self.idempotent:
+            return 0
+        core = self._core
+        manager = core.manager
+        leaders: dict[str, set[int]] = {}
+        with core.lock:
+            tracker = core.tracker
+            if tracker.total <= 0:
+                return 0
+            counted = 0
+            for topic, tally in tracker.topics.items():
+                snap = manager.snapshot(topic)
+                for p in range(tally.count):
+                    n = tally.sent[p] - tally.reported[p]
+                    if n <= 0:
+                        continue
+                    counted += n
+                    if snap is not None and p in snap.muted:
+                        continue
+                    age = tracker.load(topic, p, now).oldest_age_s
+                    policy = core.policy_for(topic)
+                    leader = manager.leader(topic, p)
+                    if age is None or age < after_s or leader < 0:
+                        return 0  # something young is still on its way: let it
+                    if not (policy.rescue.enabled and policy.keyed_policy == KeyedPolicy.REROUTE):
+                        return 0  # its rows could not go elsewhere: nothing to gain
+                    leaders.setdefault(topic, set()).add(leader)
+            if counted != tracker.total:
+                return 0  # messages librdkafka partitions itself: where they wait is unknown
+        muted: list[str] = []
+        for topic, bad in leaders.items():
+            snap = manager.snapshot(topic)
+            if snap is None:
+                continue
+            count = snap.partition_count
+            if not any(manager.leader(topic, p) not in bad and p not in snap.muted for p in range(count)):
+                continue  # nowhere else to go: the task waits, as a plain flush would
+            for p in range(count):
+                leader = manager.leader(topic, p)
+                if leader in bad and p not in snap.muted:
+                    detail: dict[str, float | int | str] = {"rule": "flush_hedge", "waited_s": after_s}
+                    manager.trip(topic, p, Verdict(MuteReason.SLOW_CALL, {**detail, "broker": leader}))
+                    muted.append(f"{topic}:{p}")
+        if muted:
+            log.info("flush_hedge", partitions=muted, after_s=after_s,
+                     detail="the task's last messages waited on these brokers alone: muted, in-flight re-sent")
+        return len(muted)
+
+    def rescue_in_flight(self, now: float, slow_calls: float, overdue_s: float | None = None) -> int | None:
         """Take back what librdkafka holds for muted partitions, in flight included, and re-send it elsewhere;
         returns how many messages moved off a muted partition, or None when the rescue was not due.
 
@@ -182,13 +244,13 @@ class Rescuer:
             self._say_skipped()
             return None
         with self._core.lock:  # a cheap look first: the sink asks every few hundred ms while it flushes
-            if not self._all_stuck_on_muted(now, slow_calls):
+            if not self._all_stuck_on_muted(now, slow_calls, overdue_s):
                 return None
         moved: Moves = {}
         self.serving.quiesce()
         try:
             with self._core.lock:  # checked again and purged under one hold of the lock: nothing sent in between
-                if not self._all_stuck_on_muted(now, slow_calls):
+                if not self._all_stuck_on_muted(now, slow_calls, overdue_s):
                     return None
                 batch = self._purge_and_redispatch(moved, in_flight=True)
         finally:
@@ -200,7 +262,7 @@ class Rescuer:
         )
         return count
 
-    def _all_stuck_on_muted(self, now: float, slow_calls: float) -> bool:
+    def _all_stuck_on_muted(self, now: float, slow_calls: float, overdue_s: float | None = None) -> bool:
         core = self._core
         tracker = core.tracker
         total = tracker.total
@@ -226,7 +288,7 @@ class Rescuer:
                 age = tracker.load(topic, p, now).oldest_age_s
                 if age is None:
                     continue
-                if age > slow_calls * runtime_of(policy).slow_threshold_s:
+                if age > (slow_calls * runtime_of(policy).slow_threshold_s if overdue_s is None else overdue_s):
                     overdue = True
                     continue
                 if remuted is None:

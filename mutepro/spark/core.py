@@ -78,7 +78,7 @@ def write_task(batches: Iterable[Any], plan: WritePlan, run: str, batch: int | N
         for record_batch in batches:
             rows += _write_batch(producer, record_batch, plan, label.encode(), f"{part}:", rows)
         flush_from = time.monotonic()
-        left, inflight_rescues = flush_task(producer, options.flush_timeout_s)
+        left, inflight_rescues = flush_task(producer, options.flush_timeout_s, options.hedge_after_s)
     except BaseException:
         cache.discard(options)
         raise
@@ -130,10 +130,11 @@ def _write_batch(
     keys = columns["key"].to_pylist() if plan.has_key else [None] * n
     produce = producer.produce
     id_headers = options.id_headers
+    batch_pair = (BATCH_HEADER, batch_label)  # one tuple for every row of the batch
     if plan.simple and options.topic is not None:  # simple implies the topic option is set (RowPlan.simple)
         fixed_topic = options.topic
         for i in range(n):
-            ids = [(BATCH_HEADER, batch_label), (ROW_HEADER, f"{row_prefix}{start + i}")] if id_headers else None
+            ids = [batch_pair, (ROW_HEADER, f"{row_prefix}{start + i}")] if id_headers else None
             try:
                 produce(fixed_topic, values[i], keys[i], headers=ids)
             except BufferError:
@@ -154,7 +155,7 @@ def _write_batch(
         if user_headers is not None and user_headers[i]:
             headers = [(h["key"], h["value"]) for h in user_headers[i]]
         if id_headers:
-            ids = [(BATCH_HEADER, batch_label), (ROW_HEADER, f"{row_prefix}{start + i}")]
+            ids = [batch_pair, (ROW_HEADER, f"{row_prefix}{start + i}")]
             headers = ids if headers is None else headers + ids
         try:
             produce(topic, values[i], keys[i], partition, headers=headers)

@@ -20,6 +20,10 @@ from mutepro.spark.sinkpolicy import load_sink_policy, read_policy_source
 _SPARK_INTERNAL = {"checkpointlocation", "path", "queryname", "__dataframe_id__"}
 
 
+#: ``mutepro.hedgeAfter``: see :func:`mutepro.spark.flushing.flush_task`.
+DEFAULT_HEDGE_AFTER_S = 1.0
+
+
 @dataclass(frozen=True)
 class SinkOptions:
     """Everything a task needs to write, picklable (it travels with every task)."""
@@ -30,6 +34,7 @@ class SinkOptions:
     include_headers: bool = True
     id_headers: bool = True
     flush_timeout_s: float | None = None
+    hedge_after_s: float | None = DEFAULT_HEDGE_AFTER_S
 
     def client_config(self) -> dict[str, Any]:
         """The librdkafka settings: the sink's defaults, the policy's client block (``${ENV}`` resolved here),
@@ -50,6 +55,7 @@ def parse_options(raw: Mapping[str, Any]) -> SinkOptions:
     topic: str | None = None
     include_headers = id_headers = True
     flush_timeout: float | None = None
+    hedge_after: float | None = DEFAULT_HEDGE_AFTER_S
     for name, value in raw.items():
         if not isinstance(name, str):
             raise ConfigError(f"option names must be strings, got {name!r}")
@@ -68,11 +74,13 @@ def parse_options(raw: Mapping[str, Any]) -> SinkOptions:
             id_headers = _bool(name, text)
         elif lower == "mutepro.flushtimeout":
             flush_timeout = _seconds(name, text)
+        elif lower == "mutepro.hedgeafter":
+            hedge_after = _seconds(name, text, zero_means_off=True)
         elif lower in _SPARK_INTERNAL:
             continue
         else:
             known = ", ".join(sorted({"kafka.*", "topic", "includeHeaders", "policy", "mutepro.flushTimeout",
-                                      "mutepro.idHeaders"}))
+                                      "mutepro.hedgeAfter", "mutepro.idHeaders"}))
             raise ConfigError(f"option {name!r} is not a mutepro sink option; known: {known}")
     policy = read_policy_source(policy_value) if policy_value else {}
     client.update(extra)
@@ -85,7 +93,7 @@ def parse_options(raw: Mapping[str, Any]) -> SinkOptions:
             "'host:9092') or client.bootstrap.servers in the policy"
         )
     _check_client(effective)
-    return SinkOptions(client, policy, topic, include_headers, id_headers, flush_timeout)
+    return SinkOptions(client, policy, topic, include_headers, id_headers, flush_timeout, hedge_after)
 
 
 def _check_client(client: dict[str, Any]) -> None:
@@ -117,11 +125,14 @@ def _bool(name: str, text: str) -> bool:
     raise ConfigError(f"option {name!r}: expected true or false, got {text!r}")
 
 
-def _seconds(name: str, text: str) -> float:
+def _seconds(name: str, text: str, *, zero_means_off: bool = False) -> float | None:
     try:
         value = float(text)
     except ValueError as err:
         raise ConfigError(f"option {name!r}: expected seconds (a number), got {text!r}") from err
-    if value <= 0:
-        raise ConfigError(f"option {name!r}: expected a positive number of seconds, got {text!r}")
+    if zero_means_off and value == 0:
+        return None
+    if not value > 0:  # NaN too
+        more = " (0 turns it off)" if zero_means_off else ""
+        raise ConfigError(f"option {name!r}: expected a positive number of seconds{more}, got {text!r}")
     return value

@@ -65,11 +65,14 @@ class Sent:
 class FakeInnerProducer:
     """Records ``produce()`` calls and reports what the test says (see the module docstring).
 
-    ``topics``: topic -> partition count (every partition led by broker ``leader``); ``capacity``: messages it
-    holds before ``produce()`` raises ``BufferError``, like ``queue.buffering.max.messages``.
+    ``topics``: topic -> partition count (every partition led by broker ``leader``, or by ``leader[p]``, 1 for
+    a partition it does not name); ``capacity``: messages it holds before ``produce()`` raises ``BufferError``,
+    like ``queue.buffering.max.messages``.
     """
 
-    def __init__(self, topics: Mapping[str, int] | None = None, *, capacity: int = 100_000, leader: int = 1) -> None:
+    def __init__(
+        self, topics: Mapping[str, int] | None = None, *, capacity: int = 100_000, leader: int | Mapping[int, int] = 1
+    ) -> None:
         self.topics = dict(topics or {})
         self.capacity = capacity
         self.leader = leader
@@ -128,6 +131,9 @@ class FakeInnerProducer:
         self.pending = kept
         self._forget_in_flight()
 
+    def _leader_of(self, partition: int) -> int:
+        return self.leader if isinstance(self.leader, int) else self.leader.get(partition, 1)
+
     def list_topics(self, topic: str | None = None, timeout: float = -1) -> Any:
         if topic is not None and topic not in self.topics:
             raise KafkaException(KafkaError(KafkaError._UNKNOWN_TOPIC))
@@ -135,7 +141,7 @@ class FakeInnerProducer:
         return SimpleNamespace(topics={
             name: SimpleNamespace(
                 error=None,
-                partitions={p: SimpleNamespace(id=p, leader=self.leader) for p in range(self.topics[name])},
+                partitions={p: SimpleNamespace(id=p, leader=self._leader_of(p)) for p in range(self.topics[name])},
             )
             for name in names
         })

@@ -40,9 +40,12 @@ def topic_policy(**overrides: Any) -> TopicPolicy:
 class Harness:
     """A MuteProducer on a fake inner producer and a fake clock, with its reports collected."""
 
-    def __init__(self, accelerate: bool, conf: dict[str, Any] | None = None, **policy: Any) -> None:
+    def __init__(
+        self, accelerate: bool, conf: dict[str, Any] | None = None, leaders: dict[int, int] | None = None,
+        **policy: Any,
+    ) -> None:
         self.clock = FakeClock()
-        self.fake = FakeInnerProducer({TOPIC: PARTITIONS})
+        self.fake = FakeInnerProducer({TOPIC: PARTITIONS}, leader=leaders or 1)
         self.reports: list[tuple[int | None, Message]] = []
         self.producer = MuteProducer(
             {**CONF, **(conf or {})}, policy=topic_policy(**policy), clock=self.clock, accelerate=accelerate,

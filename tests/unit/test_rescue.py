@@ -306,6 +306,72 @@ class TestRescueInFlight:
 
 
 @pytest.mark.parametrize("accelerate", PATHS)
+class TestFlushHedge:
+    LEADERS = {0: 1, 1: 2, 2: 1, 3: 3}
+
+    def _harness(self, accelerate: bool, conf: dict[str, object] | None = None) -> Harness:
+        # the slow-call threshold is 5 s (the sink's): the hedge at 1 s acts long before the stall rule
+        h = Harness(accelerate, conf=conf, leaders=self.LEADERS,
+                    slow_call={"threshold_ms": 5000, "outlier_factor": 1})
+        h.warm()
+        return h
+
+    def test_last_messages_waiting_alone_mute_their_broker_and_are_resent(self, accelerate: bool) -> None:
+        """Once only broker 2's messages are left and they waited 1 s, its partitions are muted as a detector
+        would (not by hand) and the messages re-sent elsewhere at once, tagged, each with one success."""
+        h = self._harness(accelerate)
+        values = _in_flight_to(h, (1, 0))
+        h.tick()  # the checkpoint that counts them (ticks are 50 ms apart)
+        h.fake.deliver(TOPIC, 0)
+        h.producer.poll(0)
+        h.tick(0.5)
+        assert h.producer._rescue_in_flight(1.0, hedge_after_s=1.0) is None  # 0.5 s: may still come
+        assert h.producer.mute_manager.muted_partitions() == {}
+        h.tick(0.55)
+        assert h.producer._rescue_in_flight(1.0, hedge_after_s=1.0) == 3
+        assert h.producer.mute_manager.muted_partitions() == {TOPIC: [1]}
+        state = h.producer.mute_manager.state()["topics"][TOPIC][1]
+        assert state["state"] == "open" and "rule=flush_hedge" in state["reason"]
+        copies = h.fake.pending
+        assert len(copies) == 3 and {s.partition for s in copies} <= {0, 2, 3}
+        assert all((HEADER, b"1") in s.headers for s in copies)
+        h.fake.deliver()
+        assert h.producer.flush(1) == 0
+        assert sorted(msg.value() for err, msg in h.reports if err is None) == sorted(values)
+        h.close()
+
+    def test_not_while_another_broker_still_has_young_messages(self, accelerate: bool) -> None:
+        """Messages still on their way elsewhere: the old ones are not alone, nothing is muted."""
+        h = self._harness(accelerate)
+        _in_flight_to(h, (1,))
+        h.tick(1.5)
+        _in_flight_to(h, (0,))
+        h.tick()
+        assert h.producer._rescue_in_flight(1.0, hedge_after_s=1.0) is None
+        assert h.producer.mute_manager.muted_partitions() == {}
+        h.close()
+
+    def test_not_when_the_broker_leads_every_partition(self, accelerate: bool) -> None:
+        """Nowhere else to go: the task waits, as a plain flush would."""
+        h = Harness(accelerate, leaders={p: 2 for p in range(4)}, slow_call={"threshold_ms": 5000})
+        h.warm()
+        _in_flight_to(h, (1,))
+        h.tick(1.5)
+        assert h.producer._rescue_in_flight(1.0, hedge_after_s=1.0) is None
+        assert h.producer.mute_manager.muted_partitions() == {}
+        h.close()
+
+    def test_never_for_an_idempotent_producer(self, accelerate: bool) -> None:
+        """enable.idempotence=true: no hedge, no purge."""
+        h = self._harness(accelerate, conf={"enable.idempotence": True})
+        _in_flight_to(h, (1,))
+        h.tick(1.5)
+        assert h.producer._rescue_in_flight(1.0, hedge_after_s=1.0) is None
+        assert h.producer.mute_manager.muted_partitions() == {} and h.fake.purges == []
+        h.close()
+
+
+@pytest.mark.parametrize("accelerate", PATHS)
 def test_a_probe_purged_by_another_partitions_rescue_counts_as_failed(accelerate: bool) -> None:
     """A probe still queued when another partition is muted is purged with the queue: its partition opens again
     instead of waiting forever in half-open for the result of a probe that was never sent."""

@@ -15,12 +15,14 @@ class Scripted:
         self.left = left
         self.flush_calls: list[float | None] = []
         self.rescue_calls = 0
+        self.hedges: list[float | None] = []
 
     def flush(self, timeout: float | None = -1) -> int:
         self.flush_calls.append(timeout)
         return 0 if len(self.flush_calls) >= self.flushes else self.left
 
-    def _rescue_in_flight(self, slow_calls: float = 1.0) -> int | None:
+    def _rescue_in_flight(self, slow_calls: float = 1.0, hedge_after_s: float | None = None) -> int | None:
+        self.hedges.append(hedge_after_s)
         answer = self.rescues[min(self.rescue_calls, len(self.rescues) - 1)]
         self.rescue_calls += 1
         return answer
@@ -57,3 +59,12 @@ class TestFlushTask:
         producer = Scripted(flushes=10**9, rescues=[None])
         left, rescues = flush_task(producer, 0.0)
         assert (left, rescues) == (3, 0) and len(producer.flush_calls) == 1
+
+    def test_the_hedge_is_passed_to_every_rescue_question(self) -> None:
+        """mutepro.hedgeAfter reaches the producer with each question (None when the option turns it off)."""
+        producer = Scripted(flushes=3, rescues=[None])
+        flush_task(producer, None, 1.0)
+        assert producer.hedges == [1.0, 1.0]
+        off = Scripted(flushes=2, rescues=[None])
+        flush_task(off, None)
+        assert off.hedges == [None]

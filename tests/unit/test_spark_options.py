@@ -36,6 +36,12 @@ class TestParseOptions:
         assert parse_options({**BASE, "mutepro.IdHeaders": "false"}).id_headers is False
         assert parse_options({**BASE, "mutepro.flushTimeout": "30"}).flush_timeout_s == 30.0
 
+    def test_the_flush_hedge_is_on_by_default_and_zero_turns_it_off(self) -> None:
+        """mutepro.hedgeAfter: 1 s unless set; seconds as given; 0 means off (None)."""
+        assert parse_options(BASE).hedge_after_s == 1.0
+        assert parse_options({**BASE, "mutepro.hedgeAfter": "2.5"}).hedge_after_s == 2.5
+        assert parse_options({**BASE, "mutepro.hedgeafter": "0"}).hedge_after_s is None
+
     def test_unknown_option_is_named(self) -> None:
         """A typo fails with the option's name and the known ones."""
         with pytest.raises(ConfigError, match=r"'topik'.*known"):
@@ -55,7 +61,10 @@ class TestParseOptions:
         with pytest.raises(ConfigError, match=r"buffer\.memroy"):
             parse_options({**BASE, "kafka.buffer.memroy": "1"})
 
-    @pytest.mark.parametrize(("name", "value"), [("includeHeaders", "maybe"), ("mutepro.flushTimeout", "-1")])
+    @pytest.mark.parametrize(("name", "value"), [
+        ("includeHeaders", "maybe"), ("mutepro.flushTimeout", "-1"), ("mutepro.flushTimeout", "0"),
+        ("mutepro.hedgeAfter", "-1"), ("mutepro.hedgeAfter", "soon"), ("mutepro.hedgeAfter", "nan"),
+    ])
     def test_bad_values_are_named(self, name: str, value: str) -> None:
         """A bad boolean or number fails naming the option."""
         with pytest.raises(ConfigError, match=name):
