@@ -179,8 +179,10 @@ class Bench:
              "add_batch_s": p["durationMs"].get("addBatch", 0) / 1000.0}
             for p in progress if p["numInputRows"]
         ]
-        before = [b for b in batches if b["at"] < marks.get("stall", float("inf"))]
-        during = [b for b in batches if marks.get("stall", float("inf")) <= b["at"] < marks.get("resume", 0)]
+        # a batch is affected when its write overlaps the stall (the one running when the broker stopped too)
+        stall, resume = marks.get("stall", float("inf")), marks.get("resume", 0.0)
+        before = [b for b in batches if b["at"] + b["add_batch_s"] < stall]
+        during = [b for b in batches if b["at"] < resume and b["at"] + b["add_batch_s"] >= stall]
         committed = sum(b["rows"] for b in batches)
         check = self.read_back(topic, committed)
         return {

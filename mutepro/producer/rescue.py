@@ -218,7 +218,7 @@ class Rescuer:
                 leader = manager.leader(topic, p)
                 if leader in bad and p not in snap.muted:
                     detail: dict[str, float | int | str] = {"rule": "flush_hedge", "waited_s": after_s}
-                    manager.trip(topic, p, Verdict(MuteReason.SLOW_CALL, {**detail, "broker": leader}))
+                    manager.trip(topic, p, Verdict(MuteReason.SLOW_CALL, detail))
                     muted.append(f"{topic}:{p}")
         if muted:
             log.info("flush_hedge", partitions=muted, after_s=after_s,
