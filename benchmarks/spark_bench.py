@@ -334,7 +334,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--rows", type=int, default=None, help="rows per batch write (default 500000; quick 20000)")
     p.add_argument("--reps", type=int, default=None, help="happy-path repetitions (default 3; quick 1)")
     p.add_argument("--stall-s", type=float, default=None, help="stall length (default 40; quick 8)")
-    p.add_argument("--stream-rows", type=int, default=None, help="rows per micro-batch (default 10000; quick 2000)")
+    p.add_argument("--stream-rows", type=int, default=None, help="rows per micro-batch (default 100000: the writer saturated, as a backlog is; quick 2000)")
     p.add_argument("--timeout-ms", type=int, default=None, help="delivery timeout, both clients (30000; quick 10000)")
     p.add_argument("--scenarios", default="happy,stalled,limping,stream_stalled")
     p.add_argument("--sinks", default=",".join(SINKS))
@@ -345,7 +345,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     args.reps = args.reps or (1 if quick else 3)
     args.stall_s = args.stall_s or (8.0 if quick else 40.0)
     args.timeout_ms = args.timeout_ms or (10_000 if quick else 30_000)
-    args.stream_rows = args.stream_rows or (2_000 if quick else 10_000)
+    args.stream_rows = args.stream_rows or (2_000 if quick else 100_000)
     args.warmup_s = 8.0 if quick else 20.0
     args.read_timeout_s = 60.0 if quick else 300.0
     args.scenarios = [s for s in args.scenarios.split(",") if s]

@@ -173,7 +173,7 @@ class Rescuer:
         are the slow-call threshold old (5 s for the sink), and the task waits that long: with micro-batches
         written in 0.2 s, a stalled broker made one batch take 5.4 s. Each such message's leader has all its
         partitions of the topic muted (as the broker rule does: the rows rescued from one must not land on its
-        neighbour), provided a partition led by another broker stays writable. The mutes are ordinary ones
+        neighbour), provided that at least half of the topic's partitions stay writable. The mutes are ordinary ones
         (backoff, probes, unmute). Only for producers whose rows can be told apart (the sink's identity
         headers), since what is in flight is then re-sent (see :meth:`rescue_in_flight`); never idempotent.
         """
@@ -212,8 +212,13 @@ class Rescuer:
             if snap is None:
                 continue
             count = snap.partition_count
-            if not any(manager.leader(topic, p) not in bad and p not in snap.muted for p in range(count)):
-                continue  # nowhere else to go: the task waits, as a plain flush would
+            left = sum(1 for p in range(count) if p not in snap.muted and manager.leader(topic, p) not in bad)
+            if left * 2 < count:
+                # Never more than half of the topic muted (nowhere else to go counts too): the task waits, as a
+                # plain flush would. Seen without this rule: broker 2 stalled and muted, the remaining two
+                # carried everything on a loaded box, broker 1's last messages trailed broker 3's by 1 s, and
+                # the hedge muted broker 1 too -- a healthy broker, and all rows crowded onto broker 3.
+                continue
             for p in range(count):
                 leader = manager.leader(topic, p)
                 if leader in bad and p not in snap.muted:

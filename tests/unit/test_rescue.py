@@ -361,6 +361,17 @@ class TestFlushHedge:
         assert h.producer.mute_manager.muted_partitions() == {}
         h.close()
 
+    def test_never_more_than_half_of_the_topic(self, accelerate: bool) -> None:
+        """With partitions 0 and 3 already muted, muting broker 2 (partition 1) would leave 1 of 4: it waits."""
+        h = self._harness(accelerate)
+        h.producer.mute_manager.mute(TOPIC, 3)
+        h.producer.mute_manager.mute(TOPIC, 0)
+        _in_flight_to(h, (1,))
+        h.tick(1.5)
+        assert h.producer._rescue_in_flight(1.0, hedge_after_s=1.0) is None
+        assert h.producer.mute_manager.muted_partitions() == {TOPIC: [0, 3]}
+        h.close()
+
     def test_never_for_an_idempotent_producer(self, accelerate: bool) -> None:
         """enable.idempotence=true: no hedge, no purge."""
         h = self._harness(accelerate, conf={"enable.idempotence": True})
