@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from mutepro.errors import ConfigError
@@ -83,13 +84,14 @@ def write_task(batches: Iterable[Any], plan: WritePlan, run: str, batch: int | N
         cache.discard(options)
         raise
     ended = time.monotonic()
+    events = _new_events(worker)
     figures = TaskFigures(
         partition=part, attempt=attempt, producer=f"{os.getpid()}/{producer.name}", rows=rows,
         rerouted=counters.rerouted - before[0], held=counters.held - before[1], rescued=counters.rescued - before[2],
-        failed=errors.count, inflight_rescues=inflight_rescues,
+        failed=errors.count, inflight_rescues=inflight_rescues, hedged=events.hedged,
         muted=[f"{t}:{p}" for t, ps in producer.mute_manager.muted_partitions().items() for p in ps],
         seconds=round(ended - started, 3), flush_seconds=round(ended - flush_from, 3),
-        events=_new_events(worker),
+        events=events.rows,
     )
     if errors.count or left:
         message = _failure_message(producer, errors, left, rows, label, part)
@@ -100,15 +102,23 @@ def write_task(batches: Iterable[Any], plan: WritePlan, run: str, batch: int | N
     return figures
 
 
-def _new_events(worker: cache.Worker) -> list[list[object]]:
+@dataclass(frozen=True)
+class _Events:
+    rows: list[list[object]]  # [kind, "topic:partition", broker, epoch s], at most _EVENTS_PER_TASK
+    hedged: int  # mutes by the flush hedge among them
+
+
+def _new_events(worker: cache.Worker) -> _Events:
     """The producer's mute decisions since the previous task of this worker, stamped with wall-clock time.
 
     Reported per task, not per batch: a worker's producer decides between tasks too (its tick thread unmutes
-    after probes), and those decisions belong to whichever task of this worker comes next.
+    after probes), and those decisions belong to whichever task of this worker comes next. The flush hedge
+    only acts inside a task's flush, so its mutes are always this task's.
     """
     events = [e for e in worker.producer.mute_manager.events if e.at > worker.events_seen]
     if not events:
-        return []
+        return _Events([], 0)
+    hedged = sum(1 for e in events if e.kind == "mute" and e.detail.get("rule") == "flush_hedge")
     worker.events_seen = events[-1].at
     # the manager's clock is the producer's (time.monotonic unless a test injects one): shift to epoch seconds
     # so that the driver can place the events on its own timeline
@@ -117,7 +127,7 @@ def _new_events(worker: cache.Worker) -> list[list[object]]:
         [e.kind, f"{e.topic}:{e.partition}", e.broker, round(e.at + offset, 3)]
         for e in events if e.kind in _EVENT_KINDS
     ]
-    return rows[-_EVENTS_PER_TASK:]
+    return _Events(rows[-_EVENTS_PER_TASK:], hedged)
 
 
 def _write_batch(

@@ -26,6 +26,8 @@ class TaskFigures:
     failed: int = 0
     # times the task's flush took back messages stuck in flight to muted partitions (see mutepro.spark.flushing)
     inflight_rescues: int = 0
+    # partitions the task's flush muted itself (mutepro.hedgeAfter: its last messages waited on them alone)
+    hedged: int = 0
     muted: list[str] = field(default_factory=list)  # "topic:partition" muted at the task's end
     seconds: float = 0.0  # the whole task: produce and flush
     flush_seconds: float = 0.0  # of which waiting for deliveries at the end
@@ -57,6 +59,7 @@ class BatchFigures:
     flush_seconds: float  # the slowest task's end-of-task wait for deliveries
     producers: tuple[str, ...] = ()  # the distinct worker producers that wrote the batch
     inflight_rescues: int = 0  # over all tasks: see TaskFigures
+    hedged: int = 0  # over all tasks: see TaskFigures
     # every task's mute decisions, oldest first: (kind, "topic:partition", broker, epoch s, producer)
     events: tuple[tuple[object, ...], ...] = ()
 
@@ -76,6 +79,7 @@ class BatchFigures:
             flush_seconds=max((t.flush_seconds for t in items), default=0.0),
             producers=tuple(sorted({t.producer for t in items if t.producer})),
             inflight_rescues=sum(t.inflight_rescues for t in items),
+            hedged=sum(t.hedged for t in items),
             events=tuple(sorted(((*e, t.producer) for t in items for e in t.events), key=lambda e: float(e[3])))  # type: ignore[arg-type]  # [kind, where, broker, at],
         )
 

@@ -252,8 +252,9 @@ class TestStalledBrokerBound:
         self, spark: Any, kafka_cluster: LocalCluster, topic_factory: Any, tmp_path: Path
     ) -> None:
         """Broker 2 stalled under a keyed stream (message.timeout.ms left at librdkafka's 5 min): the batch caught
-        by it takes back what is stuck in flight there and finishes while broker 2 is still stopped; after the
-        resume every committed row is consumed, and any duplicate (the stalled broker writing its originals)
+        by it mutes broker 2 from its flush (the hedge: its last messages waited there alone, long before the
+        5 s stall rule), takes back what is stuck in flight there and finishes while broker 2 is still stopped;
+        after the resume every committed row is consumed, and any duplicate (the stalled broker writing its originals)
         carries the identity headers of its first copy, so ReplayFilter drops every one."""
         from pyspark.sql import functions as F
 
@@ -270,6 +271,7 @@ class TestStalledBrokerBound:
                 # bounded far below message.timeout.ms (300 s): without the in-flight rescue this never comes
                 caught = _await_history(query, sink, lambda b: b.inflight_rescues > 0, 120)
                 assert caught.failed == 0 and caught.rescued > 0 and caught.muted_partitions
+                assert caught.hedged > 0, caught
             _await_batches(query, checkpoint, _committed_batches(checkpoint) + 2, 90)
         finally:
             query.stop()

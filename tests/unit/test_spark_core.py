@@ -86,3 +86,23 @@ class TestTaskLabels:
         """Outside Spark (no TaskContext) the run id and batch make the label; partition 0, attempt 0."""
         assert task_labels("write-1", None) == ("write-1:0", 0, 0)
         assert task_labels("foreachBatch", 5) == ("foreachBatch:5", 0, 0)
+
+
+class TestNewEvents:
+    def test_counts_the_flush_hedges_mutes_among_the_tasks_events(self) -> None:
+        """Mutes whose verdict came from the flush hedge are counted; other kinds and rules are not."""
+        from types import SimpleNamespace
+
+        from mutepro.mute.events import MuteEvent, MuteEventKind
+        from mutepro.spark.core import _new_events
+
+        def event(kind: MuteEventKind, rule: str, at: float) -> MuteEvent:
+            return MuteEvent(kind, "t", 1, 2, "slow_call", {"rule": rule}, at)
+
+        events = [event(MuteEventKind.MUTE, "flush_hedge", 1.0), event(MuteEventKind.MUTE, "outlier", 2.0),
+                  event(MuteEventKind.REMUTE, "flush_hedge", 3.0), event(MuteEventKind.MUTE, "flush_hedge", 4.0)]
+        worker = SimpleNamespace(producer=SimpleNamespace(mute_manager=SimpleNamespace(events=events)),
+                                 events_seen=1.5)
+        got = _new_events(worker)  # type: ignore[arg-type]
+        assert got.hedged == 1 and [r[0] for r in got.rows] == ["mute", "remute", "mute"]
+        assert worker.events_seen == 4.0

@@ -15,9 +15,9 @@ class TestFigures:
         """Counts add up, muted partitions are the union, write time is the slowest task's."""
         b = BatchFigures.of(7, [
             TaskFigures(rows=10, failed=1, muted=["t:1"], seconds=2.0, flush_seconds=1.0, producer="7/mutepro-1"),
-            TaskFigures(rows=5, held=3, muted=["t:1", "t:2"], seconds=0.5, producer="7/mutepro-1"),
+            TaskFigures(rows=5, held=3, hedged=2, muted=["t:1", "t:2"], seconds=0.5, producer="7/mutepro-1"),
         ])
-        assert (b.batch_id, b.tasks, b.rows, b.failed, b.held) == (7, 2, 15, 1, 3)
+        assert (b.batch_id, b.tasks, b.rows, b.failed, b.held, b.hedged) == (7, 2, 15, 1, 3, 2)
         assert b.muted_partitions == ("t:1", "t:2")
         assert (b.write_seconds, b.flush_seconds) == (2.0, 1.0)
         assert b.as_dict()["muted_partitions"] == ["t:1", "t:2"]
