@@ -334,7 +334,8 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--rows", type=int, default=None, help="rows per batch write (default 500000; quick 20000)")
     p.add_argument("--reps", type=int, default=None, help="happy-path repetitions (default 3; quick 1)")
     p.add_argument("--stall-s", type=float, default=None, help="stall length (default 40; quick 8)")
-    p.add_argument("--stream-rows", type=int, default=None, help="rows per micro-batch (default 100000: the writer saturated, as a backlog is; quick 2000)")
+    p.add_argument("--stream-rows", type=int, default=None,
+                   help="rows per micro-batch (default 100000, a writer busy half of each second; quick 2000)")
     p.add_argument("--timeout-ms", type=int, default=None, help="delivery timeout, both clients (30000; quick 10000)")
     p.add_argument("--scenarios", default="happy,stalled,limping,stream_stalled")
     p.add_argument("--sinks", default=",".join(SINKS))
