@@ -237,6 +237,11 @@ class MuteBreaker:
             self._state = granted
             return True
 
+    def probe_unsent(self) -> None:
+        """A probe granted by :meth:`try_probe` could not be sent (librdkafka's queue was full): its slot is free."""
+        with self._lock:
+            self._state = self._state.on_probe_unsent()
+
     def probe_result(self, ok: bool) -> None:
         """The outcome of a granted probe: enough successes close the breaker, one failure re-opens it."""
         with self._lock:

@@ -126,6 +126,13 @@ class ProducerMuteManager:
         part = t.partitions.get(partition) if t is not None else None
         return part is not None and part.breaker.try_probe()
 
+    def probe_unsent(self, topic: str, partition: int) -> None:
+        """Give back a probe slot :meth:`try_probe` reserved for a message that could not be sent."""
+        t = self._topics.get(topic)
+        part = t.partitions.get(partition) if t is not None else None
+        if part is not None:
+            part.breaker.probe_unsent()
+
     def muted_partitions(self) -> dict[str, list[int]]:
         """Topic -> muted partitions (open, half-open or forced)."""
         return {name: sorted(t.snapshot.muted) for name, t in self._topics.items() if t.snapshot and t.snapshot.muted}

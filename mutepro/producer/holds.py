@@ -116,8 +116,10 @@ class HoldQueues:
                     continue
                 if home in snap.muted:
                     if queue and home in manager.probing(topic) and manager.try_probe(topic, home):
-                        core.counters.probes += 1
-                        self._release_one(queue, home, PROBE)
+                        if self._release_one(queue, home, PROBE):
+                            core.counters.probes += 1
+                        else:
+                            manager.probe_unsent(topic, home)  # a full queue: the slot is free again
                     continue
                 released = 0
                 while queue:

@@ -65,9 +65,14 @@ class SlowPath:
         )
         counters = core.counters
         if decision.action is Action.DISPATCH:
+            try:
+                core.send(topic, value, key, headers, timestamp, cb, decision.partition, decision.kind)
+            except BufferError:
+                if decision.kind & PROBE:
+                    core.manager.probe_unsent(topic, decision.partition)
+                raise
             if decision.kind & PROBE:
                 counters.probes += 1
-            core.send(topic, value, key, headers, timestamp, cb, decision.partition, decision.kind)
             if decision.rerouted_from >= 0:
                 counters.rerouted += 1
                 moves = core.reroutes.setdefault((topic, decision.rerouted_from), {})

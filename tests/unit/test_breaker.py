@@ -194,6 +194,17 @@ class TestHalfOpen:
         assert [b.try_probe(), b.try_probe(), b.try_probe()] == [True, True, False]
         assert b.probes_in_flight == 2
 
+    def test_a_probe_that_was_not_sent_gives_its_slot_back(self, world: World) -> None:
+        """A granted probe whose send met a full queue frees its slot; elsewhere than half-open it is a no-op."""
+        b = make(world)
+        to_half_open(b, world)
+        assert [b.try_probe(), b.try_probe()] == [True, True]
+        b.probe_unsent()
+        assert b.probes_in_flight == 1 and b.try_probe() is True
+        closed = make(world)
+        closed.probe_unsent()
+        assert closed.state is S.CLOSED and closed.probes_in_flight == 0
+
     def test_probe_successes_close_and_reset_backoff(self, world: World) -> None:
         """half_open_probes successes close the breaker and reset backoff and reason."""
         b = make(world)

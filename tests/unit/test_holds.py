@@ -108,6 +108,25 @@ class TestHoldRelease:
         assert [s.value for s in h.fake.sent if s.partition == 1][-3:] == [b"0", b"1", b"2"]
         h.close()
 
+    def test_a_probe_release_that_meets_a_full_queue_is_tried_again(self, accelerate: bool) -> None:
+        """The held head released as the probe meets a full queue: it stays held, the probe slot comes back, and
+        the next tick with room sends it."""
+        h = Harness(accelerate, keyed_policy="hold")
+        key = _key_for(h, 1)
+        h.warm()
+        h.trip(1)
+        h.fake.deliver()
+        h.producer.poll(0)
+        for i in range(3):
+            h.produce(f"{i}".encode(), key)
+        h.fake.capacity = len(h.fake.pending)
+        h.tick(1.5)  # half-open: the probe is granted, its send does not fit
+        assert h.values(1) == [] and h.producer.counters.probes == 0
+        h.fake.capacity = 100_000
+        h.tick(0.3)  # past probe_spacing_ms
+        assert h.values(1) == [b"0"] and h.producer.counters.probes == 1
+        h.close()
+
 
 @pytest.mark.parametrize("accelerate", PATHS)
 def test_a_resend_that_meets_a_full_queue_is_retried_on_the_next_tick(accelerate: bool) -> None:

@@ -383,6 +383,28 @@ class TestFlushHedge:
 
 
 @pytest.mark.parametrize("accelerate", PATHS)
+@pytest.mark.parametrize("keyed", [False, True])
+def test_a_probe_that_met_a_full_queue_is_granted_again(accelerate: bool, keyed: bool) -> None:
+    """The probe granted to a half-open partition raised BufferError (queue full): the slot comes back, and the
+    next message probes it (kept, the slot was a probe in flight forever and the partition never came back)."""
+    h = Harness(accelerate)
+    h.warm()
+    h.trip(2)
+    h.fake.deliver()
+    h.tick(1.1)  # past retry_interval_ms: half-open, one probe allowed
+    assert 2 in h.producer.mute_manager.probing(TOPIC)
+    key = next(k for k, home in keys_by_home(h) if home == 2) if keyed else None
+    h.fake.capacity = len(h.fake.pending)
+    with pytest.raises(BufferError):
+        h.produce(b"first", key)
+    h.fake.capacity = 100_000
+    h.tick(0.3)  # past probe_spacing_ms
+    h.produce(b"second", key)
+    assert h.values(2) == [b"second"] and h.producer.counters.probes == 1
+    h.close()
+
+
+@pytest.mark.parametrize("accelerate", PATHS)
 def test_a_probe_purged_by_another_partitions_rescue_counts_as_failed(accelerate: bool) -> None:
     """A probe still queued when another partition is muted is purged with the queue: its partition opens again
     instead of waiting forever in half-open for the result of a probe that was never sent."""
