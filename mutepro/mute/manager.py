@@ -122,16 +122,18 @@ class ProducerMuteManager:
 
     def try_probe(self, topic: str, partition: int) -> bool:
         """Reserve one probe slot on a half-open partition."""
-        t = self._topics.get(topic)
-        part = t.partitions.get(partition) if t is not None else None
+        part = self._find(topic, partition)
         return part is not None and part.breaker.try_probe()
 
     def probe_unsent(self, topic: str, partition: int) -> None:
         """Give back a probe slot :meth:`try_probe` reserved for a message that could not be sent."""
-        t = self._topics.get(topic)
-        part = t.partitions.get(partition) if t is not None else None
+        part = self._find(topic, partition)
         if part is not None:
             part.breaker.probe_unsent()
+
+    def _find(self, topic: str, partition: int) -> PartitionRecord | None:
+        t = self._topics.get(topic)
+        return t.partitions.get(partition) if t is not None else None
 
     def muted_partitions(self) -> dict[str, list[int]]:
         """Topic -> muted partitions (open, half-open or forced)."""

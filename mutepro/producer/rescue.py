@@ -20,7 +20,7 @@ from confluent_kafka import KafkaError, Message
 from mutepro.detect.model import MuteReason, Verdict
 from mutepro.logs import get_logger
 from mutepro.policy.runtime import runtime_of
-from mutepro.policy.schema import KeyedPolicy
+from mutepro.policy.schema import KeyedPolicy, TopicPolicy
 from mutepro.producer.core import Core
 from mutepro.producer.holds import HoldKey, HoldQueues
 from mutepro.producer.message import (
@@ -197,11 +197,10 @@ class Rescuer:
                     if snap is not None and p in snap.muted:
                         continue
                     age = tracker.load(topic, p, now).oldest_age_s
-                    policy = core.policy_for(topic)
                     leader = manager.leader(topic, p)
                     if age is None or age < after_s or leader < 0:
                         return 0  # something young is still on its way: let it
-                    if not (policy.rescue.enabled and policy.keyed_policy == KeyedPolicy.REROUTE):
+                    if not _reroutes(core.policy_for(topic)):
                         return 0  # its rows could not go elsewhere: nothing to gain
                     leaders.setdefault(topic, set()).add(leader)
             if counted != tracker.total:
@@ -285,7 +284,7 @@ class Rescuer:
                 if snap is None or p not in snap.muted:
                     return False  # a partition that is not muted still has messages to deliver: let it
                 policy = core.policy_for(topic)
-                if not (policy.rescue.enabled and policy.keyed_policy == KeyedPolicy.REROUTE and snap.writable):
+                if not (_reroutes(policy) and snap.writable):
                     return False  # its messages would go back where they are (or into a hold): no use
                 on_muted += n
                 if overdue:
@@ -434,3 +433,8 @@ def in_enqueue_order(
         keyed.append((last, i, (cb, kind, msg)))
     keyed.sort(key=lambda item: (item[0], item[1]))
     return [item[2] for item in keyed]
+
+
+def _reroutes(policy: TopicPolicy) -> bool:
+    """Whether a topic's stuck messages may be re-sent elsewhere: rescue on, keyed messages rerouted too."""
+    return policy.rescue.enabled and policy.keyed_policy == KeyedPolicy.REROUTE

@@ -14,6 +14,19 @@ def _key_for(h: Harness, home: int) -> bytes:
     return next(k for k, p in keys_by_home(h) if p == home)
 
 
+def _three_held_behind_muted(accelerate: bool, home: int) -> Harness:
+    """keyed_policy hold, ``home`` muted by failures, and messages b"0", b"1", b"2" of one key held for it."""
+    h = Harness(accelerate, keyed_policy="hold")
+    key = _key_for(h, home)
+    h.warm()
+    h.trip(home)
+    h.fake.deliver()
+    h.producer.poll(0)
+    for i in range(3):
+        h.produce(f"{i}".encode(), key)
+    return h
+
+
 @pytest.mark.parametrize("accelerate", PATHS)
 class TestHoldRelease:
     def test_held_messages_are_released_in_produce_order(self, accelerate: bool) -> None:
@@ -89,14 +102,7 @@ class TestHoldRelease:
 
     def test_a_half_open_home_gets_the_head_of_its_hold_as_the_probe(self, accelerate: bool) -> None:
         """Half-open: exactly one held message -- the oldest -- goes home as the probe; the rest wait for it."""
-        h = Harness(accelerate, keyed_policy="hold")
-        key = _key_for(h, 1)
-        h.warm()
-        h.trip(1)
-        h.fake.deliver()
-        h.producer.poll(0)
-        for i in range(3):
-            h.produce(f"{i}".encode(), key)
+        h = _three_held_behind_muted(accelerate, 1)
         h.tick(1.5)  # half-open: the head goes as the probe
         assert h.values(1) == [b"0"] and h.producer.counters.probes == 1
         h.tick()
@@ -111,14 +117,7 @@ class TestHoldRelease:
     def test_a_probe_release_that_meets_a_full_queue_is_tried_again(self, accelerate: bool) -> None:
         """The held head released as the probe meets a full queue: it stays held, the probe slot comes back, and
         the next tick with room sends it."""
-        h = Harness(accelerate, keyed_policy="hold")
-        key = _key_for(h, 1)
-        h.warm()
-        h.trip(1)
-        h.fake.deliver()
-        h.producer.poll(0)
-        for i in range(3):
-            h.produce(f"{i}".encode(), key)
+        h = _three_held_behind_muted(accelerate, 1)
         h.fake.capacity = len(h.fake.pending)
         h.tick(1.5)  # half-open: the probe is granted, its send does not fit
         assert h.values(1) == [] and h.producer.counters.probes == 0
