@@ -47,8 +47,11 @@ from mutepro.cluster.spec import ClusterSpec
 from mutepro.cluster.topics import create_topic
 from mutepro.spark import KafkaSink, register
 from mutepro.spark.jars import resolve_spark_kafka
+from mutepro.testing import plain_sink
 
 SINKS = ("builtin_default", "builtin_tuned", "mutepro_ds", "mutepro_fb")
+#: Not run unless asked (``--sinks ...,plain_ceiling``): the sink's loop through a plain confluent_kafka.Producer.
+EXTRA_SINKS = ("plain_ceiling",)
 BATCH_SCENARIOS = ("happy", "stalled", "limping")
 VALUE_PAD = "x" * 500  # + a 12-digit id = 512 bytes
 PARTITIONS = 12
@@ -116,6 +119,8 @@ class Bench:
         opts = {"kafka.bootstrap.servers": self.bootstrap, "topic": topic}
         if sink == "builtin_tuned":
             opts.update({"kafka.batch.size": "1048576", "kafka.linger.ms": "5"})
+        if sink.startswith("mutepro") or sink == "plain_ceiling":
+            opts.update(self.args.sink_options)
         if faulty:  # the same delivery timeout on both clients (Java accepts the names, the sink translates)
             opts.update({"kafka.delivery.timeout.ms": str(self.args.timeout_ms),
                          "kafka.request.timeout.ms": str(self.args.timeout_ms * 2 // 3)})
@@ -216,6 +221,9 @@ class Bench:
 
 
 def _writer(sink: str, df: Any, opts: dict[str, str]) -> Callable[[], None]:
+    if sink == "plain_ceiling":
+        client = {k[len("kafka."):]: v for k, v in opts.items() if k.startswith("kafka.")}
+        return lambda: plain_sink.write(df, opts["topic"], client) and None
     if sink == "mutepro_fb":
         sink_fn = KafkaSink(options=opts)
         return lambda: sink_fn(df, 0) and None
@@ -308,8 +316,10 @@ def _summary(runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
             "failed_runs": sum(1 for r in items if r["error"]), "missing": [r["missing"] for r in items],
             "duplicates": [r["duplicates"] for r in items],
         }
-    for ours in ("mutepro_ds", "mutepro_fb"):
-        for base in ("builtin_default", "builtin_tuned"):
+    for ours in ("mutepro_ds", "mutepro_fb", "plain_ceiling"):
+        for base in ("builtin_default", "builtin_tuned", "plain_ceiling"):
+            if base == ours:
+                continue
             a, b = out.get(ours, {}).get("median_rows_per_s"), out.get(base, {}).get("median_rows_per_s")
             if a and b:
                 out[f"{ours}_vs_{base}"] = round(a / b, 2)
@@ -339,8 +349,14 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--timeout-ms", type=int, default=None, help="delivery timeout, both clients (30000; quick 10000)")
     p.add_argument("--scenarios", default="happy,stalled,limping,stream_stalled")
     p.add_argument("--sinks", default=",".join(SINKS))
+    p.add_argument("--sink-option", action="append", default=[], metavar="KEY=VALUE",
+                   help="an option for mutepro's sinks only (repeatable), e.g. kafka.linger.ms=20")
     p.add_argument("--out", default=str(Path(__file__).parent / "results"))
     args = p.parse_args(argv)
+    bad = [o for o in args.sink_option if "=" not in o]
+    if bad:
+        p.error(f"--sink-option wants KEY=VALUE, got {bad[0]!r}")
+    args.sink_options = dict(o.split("=", 1) for o in args.sink_option)
     quick = args.quick
     args.rows = args.rows or (20_000 if quick else 500_000)
     args.reps = args.reps or (1 if quick else 3)
@@ -352,7 +368,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     args.scenarios = [s for s in args.scenarios.split(",") if s]
     args.sinks = [s for s in args.sinks.split(",") if s]
     unknown = [s for s in args.scenarios if s not in (*BATCH_SCENARIOS, "stream_stalled")]
-    unknown += [s for s in args.sinks if s not in SINKS]
+    unknown += [s for s in args.sinks if s not in SINKS + EXTRA_SINKS]
     if unknown:
         p.error(f"unknown scenario or sink: {', '.join(unknown)}")
     return args

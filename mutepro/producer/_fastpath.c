@@ -1194,6 +1194,95 @@ done:
     return result;
 }
 
+/* produce_rows(topic, values, keys, fixed, name, prefix, first, begin) -> index
+ *
+ * The Spark sink's inner loop in C: rows values[begin:] (keys[i] with each, or no key when keys is None) go to
+ * topic through FastPath_produce, exactly as produce(topic, values[i], keys[i], headers=h) would, where h is
+ * [fixed, (name, f"{prefix}{first + i}")] -- the sink's two identity headers -- or None when fixed is None.
+ * Returns len(values) when every row went, or the index of the first row librdkafka's queue had no room for
+ * (BufferError, cleared): the caller serves reports and calls again from there. Any other error propagates.
+ *
+ * Why in C: in a saturated sink task the Python loop around produce() -- the header list and its pair, the
+ * f-string, the call -- cost about as much as the fast path itself (sinkloop probe, 1M rows of 512 B, two
+ * headers: mutepro 3.8-4.2 us per row against the plain client's 3.2-3.4 in the same Python loop). */
+static PyObject *FastPath_produce_rows(FastPath *fp, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "produce_rows(topic, values, keys, fixed, name, prefix, first, begin)");
+        return NULL;
+    }
+    PyObject *topic = args[0], *values = args[1], *keys = args[2], *fixed = args[3], *name = args[4],
+             *prefix = args[5];
+    if (!PyList_CheckExact(values) || (keys != Py_None && !PyList_CheckExact(keys)) || !PyUnicode_Check(prefix)
+        || (fixed != Py_None && !PyUnicode_Check(name))) {
+        PyErr_SetString(PyExc_TypeError, "produce_rows: values and keys must be lists, prefix and name str");
+        return NULL;
+    }
+    Py_ssize_t first = PyLong_AsSsize_t(args[6]), begin = PyLong_AsSsize_t(args[7]);
+    if ((first == -1 || begin == -1) && PyErr_Occurred())
+        return NULL;
+    Py_ssize_t plen;
+    const char *pre = PyUnicode_AsUTF8AndSize(prefix, &plen);
+    if (pre == NULL)
+        return NULL;
+    if (plen > 200) {
+        PyErr_SetString(PyExc_ValueError, "produce_rows: prefix longer than 200 bytes");
+        return NULL;
+    }
+    PyObject *kwnames = PyTuple_Pack(1, S_headers);
+    if (kwnames == NULL)
+        return NULL;
+    Py_INCREF(values); /* a callback run by the slow path could drop the caller's last reference */
+    Py_XINCREF(keys);
+    PyObject *result = NULL;
+    char buf[256];
+    memcpy(buf, pre, (size_t)plen);
+    Py_ssize_t i = begin < 0 ? 0 : begin;
+    for (;; i++) {
+        if (i >= PyList_GET_SIZE(values) || (keys != Py_None && i >= PyList_GET_SIZE(keys)))
+            break;
+        if ((i & 1023) == 0 && i != begin && PyErr_CheckSignals() < 0)
+            goto done;
+        PyObject *headers = Py_None;
+        if (fixed != Py_None) {
+            int len = snprintf(buf + plen, sizeof(buf) - (size_t)plen, "%zd", first + i);
+            PyObject *row = PyUnicode_DecodeASCII(buf, plen + len, NULL);
+            PyObject *pair = row != NULL ? PyTuple_Pack(2, name, row) : NULL;
+            Py_XDECREF(row);
+            if (pair == NULL || (headers = PyList_New(2)) == NULL) {
+                Py_XDECREF(pair);
+                goto done;
+            }
+            Py_INCREF(fixed);
+            PyList_SET_ITEM(headers, 0, fixed);
+            PyList_SET_ITEM(headers, 1, pair);
+        } else {
+            Py_INCREF(headers);
+        }
+        PyObject *value = PyList_GET_ITEM(values, i), *key = keys != Py_None ? PyList_GET_ITEM(keys, i) : Py_None;
+        Py_INCREF(value);
+        Py_INCREF(key);
+        PyObject *call[4] = {topic, value, key, headers};
+        PyObject *r = FastPath_produce(fp, call, 3, fixed != Py_None ? kwnames : NULL);
+        Py_DECREF(value);
+        Py_DECREF(key);
+        Py_DECREF(headers);
+        if (r == NULL) {
+            if (PyErr_ExceptionMatches(PyExc_BufferError)) {
+                PyErr_Clear();
+                result = PyLong_FromSsize_t(i);
+            }
+            goto done;
+        }
+        Py_DECREF(r);
+    }
+    result = PyLong_FromSsize_t(i);
+done:
+    Py_DECREF(kwnames);
+    Py_DECREF(values);
+    Py_XDECREF(keys);
+    return result;
+}
+
 /* -- FastPath: construction and the Python-visible surface ----------------------------------------------- */
 
 static int FastPath_init(FastPath *self, PyObject *args, PyObject *kwds) {
@@ -1358,6 +1447,9 @@ static PyMethodDef FastPath_methods[] = {
     {"produce", (PyCFunction)(void (*)(void))FastPath_produce, METH_FASTCALL | METH_KEYWORDS,
      "produce(topic, value=None, key=None, partition=-1, on_delivery=None, timestamp=0, headers=None, *, "
      "callback=None): MuteProducer.produce without a Python frame for healthy topics"},
+    {"produce_rows", (PyCFunction)(void (*)(void))FastPath_produce_rows, METH_FASTCALL,
+     "produce_rows(topic, values, keys, fixed, name, prefix, first, begin) -> index: the Spark sink's loop; "
+     "stops at the first row the queue has no room for"},
     {"forget_reporters", (PyCFunction)FastPath_forget_reporters, METH_NOARGS, "drop the cached reporters"},
     {"enter_direct", (PyCFunction)FastPath_enter_direct, METH_NOARGS,
      "this thread now serves reports for the application: callbacks may run directly; returns a token for "

@@ -142,13 +142,16 @@ def _write_batch(
     id_headers = options.id_headers
     batch_pair = (BATCH_HEADER, batch_label)  # one tuple for every row of the batch
     if plan.simple and options.topic is not None:  # simple implies the topic option is set (RowPlan.simple)
-        fixed_topic = options.topic
-        for i in range(n):
-            ids = [batch_pair, (ROW_HEADER, f"{row_prefix}{start + i}")] if id_headers else None
-            try:
-                produce(fixed_topic, values[i], keys[i], headers=ids)
-            except BufferError:
+        # the whole loop in one call (C on the fast path); it stops at a row the queue has no room for
+        fixed_topic, fixed = options.topic, (batch_pair if id_headers else None)
+        row_keys = keys if plan.has_key else None
+        i = 0
+        while i < n:
+            i = producer._produce_rows(fixed_topic, values, row_keys, fixed, ROW_HEADER, row_prefix, start, i)
+            if i < n:
+                ids = [batch_pair, (ROW_HEADER, f"{row_prefix}{start + i}")] if id_headers else None
                 _produce_when_room(producer, fixed_topic, values[i], keys[i], -1, ids)
+                i += 1
         return n
     topics = columns["topic"].to_pylist() if plan.has_topic_column and not options.topic else None
     partitions = columns["partition"].to_pylist() if plan.has_partition else None

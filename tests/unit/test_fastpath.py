@@ -22,6 +22,7 @@ from mutepro.partition.hashing import key_partitioner
 from mutepro.partition.snapshot import TopicSnapshot
 from mutepro.producer import accel
 from mutepro.producer.callbacks import CallbackQueue
+from mutepro.producer.rows import produce_rows
 from mutepro.producer.tracker import Counts, OutstandingTracker, TopicTally
 
 if not accel.available():
@@ -325,6 +326,77 @@ class TestFastPathProduce:
         for _ in range(7):
             rig.fast.produce("t", b"v")
         assert rig.fast.inline_polls == 2
+
+
+class TestProduceRows:
+    FIXED = ("x-mutepro-batch", b"q:3")
+
+    def _both(self, rig_c: Rig, rig_py: Rig, *args: Any) -> tuple[int, int]:
+        return (rig_c.fast.produce_rows(*args), produce_rows(rig_py.fast.produce, *args))
+
+    @staticmethod
+    def _calls(rig: Rig) -> list[tuple[Any, ...]]:
+        return [c[:4] + c[5:] for c in rig.inner.calls]  # the reporter (c[4]) is a fresh object per message
+
+    def test_same_messages_as_the_python_loop(self) -> None:
+        """Keyed rows with identity headers reach librdkafka exactly as the Python twin's produce() calls do."""
+        a, b = Rig(key_mode=fp.KP_MURMUR2_RANDOM), Rig(key_mode=fp.KP_MURMUR2_RANDOM)
+        values, keys = [b"v0", b"v1", "v2"], [b"k0", None, b"k2"]
+        assert self._both(a, b, "t", values, keys, self.FIXED, "x-mutepro-row", "1:", 40, 0) == (3, 3)
+        assert self._calls(a) == self._calls(b)
+        assert a.inner.calls[2][7] == [self.FIXED, ("x-mutepro-row", "1:42")]
+        assert a.tally.sent[a.inner.calls[0][3]] >= 1 and a.slow_calls == []
+
+    def test_no_headers_when_fixed_is_none(self) -> None:
+        """fixed None: no headers at all, and keys None: every row unkeyed."""
+        rig = Rig()
+        assert rig.fast.produce_rows("t", [b"a", b"b"], None, None, "x-mutepro-row", "0:", 0, 0) == 2
+        assert [c[2] for c in rig.inner.calls] == [None, None] and all(len(c) == 5 for c in rig.inner.calls)
+
+    def test_stops_at_a_full_queue_and_resumes_from_begin(self) -> None:
+        """BufferError ends the call at that row's index (nothing raised); a call from there sends the rest."""
+        rig = Rig()
+        rows = [b"r0", b"r1", b"r2"]
+        assert rig.fast.produce_rows("t", rows, None, self.FIXED, "x-mutepro-row", "0:", 0, 1) == 3
+        rig.inner.calls.clear()
+        rig.inner.full = True
+        assert rig.fast.produce_rows("t", rows, None, self.FIXED, "x-mutepro-row", "0:", 0, 1) == 1
+        rig.inner.full = False
+        assert rig.fast.produce_rows("t", rows, None, self.FIXED, "x-mutepro-row", "0:", 0, 1) == 3
+        assert [c[7][1][1] for c in rig.inner.calls] == ["0:1", "0:2"]
+
+    def test_rows_python_must_decide_take_the_python_path_with_their_headers(self) -> None:
+        """A keyed row whose home is muted goes to the Python produce() with the same arguments."""
+        home = key_partitioner("murmur2_random")(b"k", 6)
+        rig = Rig(key_mode=fp.KP_MURMUR2_RANDOM, muted=frozenset({home}))
+        assert rig.fast.produce_rows("t", [b"v"], [b"k"], self.FIXED, "x-mutepro-row", "2:", 7, 0) == 1
+        assert rig.slow_calls == [(("t", b"v", b"k"), {"headers": [self.FIXED, ("x-mutepro-row", "2:7")]})]
+
+    def test_other_errors_propagate(self) -> None:
+        """An error other than a full queue is raised, not swallowed."""
+        rig = Rig()
+
+        def broken(*args: Any) -> None:
+            raise ValueError("boom")
+
+        rig.fast = fp.FastPath(
+            inner_produce=broken, inner_poll=rig.inner.poll, snapshots=rig.snapshots, tallies=rig.tracker.topics,
+            holds=rig.holds, slow_produce=rig._slow, on_report=rig._on_report, queue=rig.queue, picker=rig._pick,
+            default_cb=None, counts=rig.tracker.totals, key_mode=fp.KP_CONSISTENT_RANDOM, only_errors=0,
+            sticky_bytes=1000, linger_s=60.0, inline_poll_every=10_000,
+        )
+        with pytest.raises(ValueError, match="boom"):
+            rig.fast.produce_rows("t", [b"v"], None, None, "x-mutepro-row", "0:", 0, 0)
+
+    def test_wrong_types_are_type_errors(self) -> None:
+        """Values that are not a list, or keys of another type, are refused with a TypeError."""
+        rig = Rig()
+        with pytest.raises(TypeError, match="must be lists"):
+            rig.fast.produce_rows("t", (b"v",), None, None, "x-mutepro-row", "0:", 0, 0)
+        with pytest.raises(TypeError, match="must be lists"):
+            rig.fast.produce_rows("t", [b"v"], "k", None, "x-mutepro-row", "0:", 0, 0)
+        with pytest.raises(TypeError):
+            rig.fast.produce_rows("t", [b"v"])
 
 
 class TestReporter:

@@ -12,6 +12,7 @@ pytest.importorskip("pyspark")
 from pyspark.sql.types import ArrayType, BinaryType, IntegerType, StringType, StructField, StructType  # noqa: E402
 
 from mutepro.errors import ConfigError  # noqa: E402
+from mutepro.producer.rows import produce_rows  # noqa: E402
 from mutepro.spark.core import BATCH_HEADER, ROW_HEADER, _write_batch, task_labels  # noqa: E402
 from mutepro.spark.options import parse_options  # noqa: E402
 from mutepro.spark.schema import plan_write  # noqa: E402
@@ -36,6 +37,9 @@ class Recorder:
     def poll(self, timeout: float) -> int:
         self.polls += 1
         return 0
+
+    def _produce_rows(self, *args: Any) -> int:
+        return produce_rows(self.produce, *args)
 
 
 def plan(fields: list[StructField], **options: str) -> Any:
