@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import accumulate
+from typing import Any
 
 from mutepro.errors import ConfigError
 
@@ -34,6 +35,11 @@ class TopicSnapshot:
     """Closed partitions unkeyed messages avoid for now (their leader stands out); keyed ones still go there."""
     writable_set: frozenset[int] = field(init=False, repr=False, compare=False)
     """``writable`` as a set, for O(1) "is my sticky partition still writable?" checks."""
+    reroute_memo: dict[Any, int] = field(init=False, repr=False, compare=False)
+    """Key -> fallback partition of keys rerouted away from a muted home under *this* snapshot, filled by the
+    producer's Python path and read by the C fast path. The only mutable part, and safe: a fallback is a pure
+    function of the key and the snapshot (:func:`~mutepro.partition.reroute.reroute_partition`), and a new mute
+    or unmute is a new snapshot with an empty memo."""
 
     def __post_init__(self) -> None:
         if len(self.cumulative_weights) != len(self.writable):
@@ -42,6 +48,7 @@ class TopicSnapshot:
                 f"writable partitions of topic {self.topic!r}; build snapshots with TopicSnapshot.build()"
             )
         object.__setattr__(self, "writable_set", frozenset(self.writable))
+        object.__setattr__(self, "reroute_memo", {})
 
     def is_muted(self, partition: int) -> bool:
         """Whether ``partition``'s breaker is open."""

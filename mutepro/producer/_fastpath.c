@@ -314,6 +314,7 @@ typedef struct {
     long long produced;
     long long delivered;
     long long buffer_errors;
+    long long rerouted;
 } Counts;
 
 static PyMemberDef Counts_members[] = {
@@ -322,6 +323,7 @@ static PyMemberDef Counts_members[] = {
     {"produced", T_LONGLONG, offsetof(Counts, produced), 0, "messages accepted by produce()"},
     {"delivered", T_LONGLONG, offsetof(Counts, delivered), 0, "successful final delivery reports"},
     {"buffer_errors", T_LONGLONG, offsetof(Counts, buffer_errors), 0, "BufferError raised to the application"},
+    {"rerouted", T_LONGLONG, offsetof(Counts, rerouted), 0, "keyed messages sent to their muted home's fallback"},
     {NULL},
 };
 
@@ -518,6 +520,9 @@ typedef struct {
     PyObject *snap_seen;
     PyObject *snap_writable; /* its writable_set when some partition is not writable, else NULL */
     PyObject *snap_muted;    /* its muted set when some partition is not writable, else NULL */
+    PyObject *snap_memo;     /* its reroute_memo (key -> fallback partition) when some partition is muted */
+    PyObject *reroutes;      /* the producer's keyed moves since the driver's last tick, (topic, home) -> {target: n};
+                              * NULL: keyed messages of a muted home always take the Python path */
     long snap_count;
     int snap_probing; /* a muted partition is half-open: everything goes to Python */
     /* The report's Message type (a static type: confluent-kafka's) and its partition()/latency() methods, looked
@@ -542,7 +547,7 @@ static PyTypeObject FastPath_Type;
 static PyTypeObject Reporter_Type;
 
 static PyObject *S_partition, *S_latency, *S_muted, *S_probing, *S_writable_set, *S_partition_count, *S_on_delivery, *S_timestamp,
-    *S_headers, *S_callback, *S_value, *S_key, *S_waiters, *S_wake, *S_extend, *S_set_headers, *ZERO;
+    *S_headers, *S_callback, *S_value, *S_key, *S_waiters, *S_wake, *S_extend, *S_set_headers, *S_reroute_memo, *ZERO;
 
 /* -- per-thread poll state ------------------------------------------------------------------------------ */
 
@@ -967,7 +972,7 @@ static long sticky_choose(FastPath *fp, PyObject *topic, PyObject *snap, Tally *
 static int snap_view(FastPath *fp, PyObject *snap) {
     if (snap == fp->snap_seen)
         return 0;
-    PyObject *writable = NULL, *muted = NULL;
+    PyObject *writable = NULL, *muted = NULL, *memo = NULL;
     int probing = 0;
     PyObject *cnt = PyObject_GetAttr(snap, S_partition_count);
     if (cnt == NULL)
@@ -994,18 +999,54 @@ static int snap_view(FastPath *fp, PyObject *snap) {
             if (n < 0)
                 goto fail;
             probing = n != 0;
+            memo = PyObject_GetAttr(snap, S_reroute_memo);
+            if (memo == NULL)
+                PyErr_Clear(); /* a snapshot without a memo: keyed messages of muted homes go to Python */
+            else if (!PyDict_CheckExact(memo))
+                Py_CLEAR(memo);
         }
     }
     fp->snap_count = count;
     fp->snap_probing = probing;
     Py_INCREF(snap);
+    PyObject *old_memo = fp->snap_memo;
+    fp->snap_memo = memo;
     replace3(&fp->snap_seen, snap, &fp->snap_writable, writable, &fp->snap_muted, muted);
+    Py_XDECREF(old_memo);
     return 0;
 fail:
     PyErr_Clear();
     Py_XDECREF(writable);
     Py_XDECREF(muted);
+    Py_XDECREF(memo);
     return -1;
+}
+
+/* reroutes[(topic, home)][target] += 1: what the driver reports as one partition_reroute event per tick. */
+static int count_move(PyObject *reroutes, PyObject *topic, long home, long target) {
+    PyObject *h = PyLong_FromLong(home), *k = NULL, *moves = NULL, *tg = NULL, *n = NULL;
+    int rc = -1;
+    if (h == NULL || (k = PyTuple_Pack(2, topic, h)) == NULL || (tg = PyLong_FromLong(target)) == NULL)
+        goto out;
+    moves = Py_XNewRef(PyDict_GetItemWithError(reroutes, k));
+    if (moves == NULL) {
+        if (PyErr_Occurred() || (moves = PyDict_New()) == NULL || PyDict_SetItem(reroutes, k, moves) < 0)
+            goto out;
+    }
+    PyObject *old = PyDict_GetItemWithError(moves, tg);
+    if (old == NULL && PyErr_Occurred())
+        goto out;
+    n = PyLong_FromLong(old != NULL ? PyLong_AsLong(old) + 1 : 1);
+    if (n == NULL || PyDict_SetItem(moves, tg, n) < 0)
+        goto out;
+    rc = 0;
+out:
+    Py_XDECREF(h);
+    Py_XDECREF(k);
+    Py_XDECREF(moves);
+    Py_XDECREF(tg);
+    Py_XDECREF(n);
+    return rc;
 }
 
 static PyObject *FastPath_produce(FastPath *fp, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
@@ -1074,8 +1115,8 @@ static PyObject *FastPath_produce(FastPath *fp, PyObject *const *args, size_t na
     Tally *t = (Tally *)tally_obj;
     Py_INCREF(snap); /* pick() may run Python code that replaces the dict entry */
     Py_INCREF(t);
-    PyObject *result = NULL, *muted = NULL, *writable_set = NULL, *reporter = NULL;
-    long count;
+    PyObject *result = NULL, *muted = NULL, *writable_set = NULL, *reporter = NULL, *memo = NULL;
+    long count, home = -1;
     /* Muted partitions are fine here as long as none is half-open (the next message may have to be its probe:
      * Python decides) -- unkeyed messages stick to writable partitions only, and a keyed message whose home is
      * muted goes to Python for its keyed policy. Avoided partitions (closed, their leader stands out) are left
@@ -1085,8 +1126,10 @@ static PyObject *FastPath_produce(FastPath *fp, PyObject *const *args, size_t na
     count = fp->snap_count;
     writable_set = fp->snap_writable; /* own references: pick() may run Python code that replaces the view */
     muted = fp->snap_muted;
+    memo = fp->reroutes != NULL ? fp->snap_memo : NULL;
     Py_XINCREF(writable_set);
     Py_XINCREF(muted);
+    Py_XINCREF(memo);
     Py_ssize_t size;
     if (value == NULL || value == Py_None)
         size = 0;
@@ -1115,8 +1158,20 @@ static PyObject *FastPath_produce(FastPath *fp, PyObject *const *args, size_t na
             goto to_slow;
         int is_muted = PySet_Contains(muted, pobj);
         Py_DECREF(pobj);
-        if (is_muted != 0)
-            goto to_slow;
+        if (is_muted != 0) {
+            /* Its keyed policy reroutes it, to the fallback the Python path chose for this key under this very
+             * snapshot (reroute_memo: a pure function of key and snapshot, see mutepro.partition.reroute), or
+             * Python decides. Rerouted keys cost a Python call each otherwise: ~12 us against ~1.4 us here
+             * (fake producer, 1,000 keys), and a stalled broker of three reroutes a third of all keys. Keys are
+             * bytes, str or None here (anything else was refused by key_partition): looking them up runs no
+             * Python code. */
+            PyObject *target = is_muted > 0 && memo != NULL ? PyDict_GetItemWithError(memo, key ? key : Py_None) : NULL;
+            long fallback = target != NULL && PyLong_CheckExact(target) ? PyLong_AsLong(target) : -1;
+            if (fallback < 0 || fallback >= t->count || fallback == p)
+                goto to_slow;
+            home = p;
+            p = fallback;
+        }
     }
 
     PyObject *cb = a[4];
@@ -1159,6 +1214,11 @@ static PyObject *FastPath_produce(FastPath *fp, PyObject *const *args, size_t na
     row[COL_SENT_BYTES] += size;
     fp->counts->sent_total++;
     fp->counts->produced++;
+    if (home >= 0) {
+        fp->counts->rerouted++;
+        if (count_move(fp->reroutes, topic, home, p) < 0)
+            PyErr_Clear(); /* the message is in librdkafka: a lost count must not make the caller retry it */
+    }
     if (++fp->since_app_poll >= fp->inline_poll_every && poll_state_get(fp) == 0 && !fp->rescue_pending) {
         /* The application is not polling: serve librdkafka's reports here (queued for its next poll) so they
          * do not pile up until the driver's next tick. Never from inside a poll on this thread (a delivery
@@ -1188,6 +1248,7 @@ to_slow:
 done:
     Py_XDECREF(reporter);
     Py_XDECREF(muted);
+    Py_XDECREF(memo);
     Py_XDECREF(writable_set);
     Py_DECREF(snap);
     Py_DECREF(t);
@@ -1215,6 +1276,10 @@ static PyObject *FastPath_produce_rows(FastPath *fp, PyObject *const *args, Py_s
     if (!PyList_CheckExact(values) || (keys != Py_None && !PyList_CheckExact(keys)) || !PyUnicode_Check(prefix)
         || (fixed != Py_None && !PyUnicode_Check(name))) {
         PyErr_SetString(PyExc_TypeError, "produce_rows: values and keys must be lists, prefix and name str");
+        return NULL;
+    }
+    if (keys != Py_None && PyList_GET_SIZE(keys) != PyList_GET_SIZE(values)) {
+        PyErr_SetString(PyExc_ValueError, "produce_rows: keys and values differ in length");
         return NULL;
     }
     Py_ssize_t first = PyLong_AsSsize_t(args[6]), begin = PyLong_AsSsize_t(args[7]);
@@ -1245,7 +1310,7 @@ static PyObject *FastPath_produce_rows(FastPath *fp, PyObject *const *args, Py_s
         PyObject *headers = Py_None;
         if (fixed != Py_None) {
             int len = snprintf(buf + plen, sizeof(buf) - (size_t)plen, "%zd", first + i);
-            PyObject *row = PyUnicode_DecodeASCII(buf, plen + len, NULL);
+            PyObject *row = PyUnicode_FromStringAndSize(buf, plen + len);
             PyObject *pair = row != NULL ? PyTuple_Pack(2, name, row) : NULL;
             Py_XDECREF(row);
             if (pair == NULL || (headers = PyList_New(2)) == NULL) {
@@ -1290,15 +1355,37 @@ static int FastPath_init(FastPath *self, PyObject *args, PyObject *kwds) {
                              "on_report", "queue", "picker", "default_cb", "counts", "key_mode", "only_errors",
                              "sticky_bytes", "linger_s", "inline_poll_every", NULL};
     PyObject *inner_produce, *inner_poll, *snapshots, *tallies, *holds, *slow_produce, *on_report, *queue,
-        *picker, *default_cb, *counts;
+        *picker, *default_cb, *counts, *reroutes = NULL;
     int key_mode, only_errors;
     long long sticky_bytes, inline_every;
     double linger_s;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "$OOO!O!O!OOOOOO!iiLdL", kwlist, &inner_produce, &inner_poll,
+    /* reroutes=: optional (a dict; without it keyed messages of a muted home always take the Python path), taken
+     * out of a copy of the keywords: the parser's format cannot mix required and optional keyword-only names */
+    PyObject *kw = kwds != NULL ? PyDict_Copy(kwds) : NULL;
+    if (kwds != NULL && kw == NULL)
+        return -1;
+    if (kw != NULL) {
+        reroutes = PyDict_GetItemString(kw, "reroutes"); /* borrowed, kept alive by the caller's kwds */
+        if (reroutes != NULL) {
+            if (!PyDict_Check(reroutes)) {
+                Py_DECREF(kw);
+                PyErr_SetString(PyExc_TypeError, "FastPath: reroutes must be a dict");
+                return -1;
+            }
+            if (PyDict_DelItemString(kw, "reroutes") < 0) {
+                Py_DECREF(kw);
+                return -1;
+            }
+        }
+    }
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "$OOO!O!O!OOOOOO!iiLdL", kwlist, &inner_produce, &inner_poll,
                                      &PyDict_Type, &snapshots, &PyDict_Type, &tallies, &PyDict_Type, &holds,
                                      &slow_produce, &on_report, &queue, &picker, &default_cb, &Counts_Type,
-                                     &counts, &key_mode, &only_errors, &sticky_bytes, &linger_s, &inline_every))
+                                     &counts, &key_mode, &only_errors, &sticky_bytes, &linger_s, &inline_every)) {
+        Py_XDECREF(kw);
         return -1;
+    }
+    Py_XDECREF(kw);
     PyObject *marker = PyObject_GetAttrString(queue, "report_marker");
     if (marker == NULL)
         return -1;
@@ -1326,6 +1413,8 @@ static int FastPath_init(FastPath *self, PyObject *args, PyObject *kwds) {
     SET(default_cb, default_cb);
     SET(counts, counts);
 #undef SET
+    Py_XINCREF(reroutes);
+    Py_XSETREF(self->reroutes, reroutes);
     Py_XSETREF(self->report_marker, marker);
     Py_XSETREF(self->queue_items, items);
     if (self->reporters == NULL && (self->reporters = PyDict_New()) == NULL)
@@ -1360,6 +1449,8 @@ static int FastPath_traverse(FastPath *self, visitproc visit, void *arg) {
     Py_VISIT(self->snap_seen);
     Py_VISIT(self->snap_writable);
     Py_VISIT(self->snap_muted);
+    Py_VISIT(self->snap_memo);
+    Py_VISIT(self->reroutes);
     Py_VISIT(self->msg_type);
     Py_VISIT(self->msg_partition);
     Py_VISIT(self->msg_latency);
@@ -1386,6 +1477,8 @@ static int FastPath_clear(FastPath *self) {
     Py_CLEAR(self->snap_seen);
     Py_CLEAR(self->snap_writable);
     Py_CLEAR(self->snap_muted);
+    Py_CLEAR(self->snap_memo);
+    Py_CLEAR(self->reroutes);
     Py_CLEAR(self->msg_type);
     Py_CLEAR(self->msg_partition);
     Py_CLEAR(self->msg_latency);
@@ -1534,6 +1627,7 @@ PyMODINIT_FUNC PyInit__fastpath(void) {
     INTERN(S_wake, "wake");
     INTERN(S_extend, "extend");
     INTERN(S_set_headers, "set_headers");
+    INTERN(S_reroute_memo, "reroute_memo");
     if ((ZERO = PyLong_FromLong(0)) == NULL)
         return NULL;
     PyTypeObject *types[] = {&Tally_Type, &Column_Type, &Counts_Type, &Reporter_Type, &FastPath_Type};

@@ -39,6 +39,7 @@ class Counts:
     produced: int
     delivered: int
     buffer_errors: int
+    rerouted: int
 
 class Reporter:
     def __call__(self, err: Any, msg: Any, /) -> None: ...
@@ -81,6 +82,7 @@ class FastPath:
         sticky_bytes: int,
         linger_s: float,
         inline_poll_every: int,
+        reroutes: dict[tuple[str, int], dict[int, int]] = ...,
     ) -> None: ...
     def produce(
         self,

@@ -74,8 +74,9 @@ class Driver:
                     to_partitions=targets,
                 )
         if core.reroutes:
-            with core.lock:
-                reroutes, core.reroutes = core.reroutes, {}
+            with core.lock:  # emptied in place: the C fast path counts into this very dict
+                reroutes = dict(core.reroutes)
+                core.reroutes.clear()
             for (topic, home), targets in reroutes.items():
                 log.info(
                     "partition_reroute", topic=topic, partition=home, broker=manager.leader(topic, home),

@@ -41,11 +41,11 @@ COUNTER_HELP = {
 class ProducerCounters:
     """The producer's counters (:data:`COUNTER_HELP` lists them), readable as attributes or :meth:`as_dict`.
 
-    ``produced``, ``delivered`` and ``buffer_errors`` are bumped once per message, by the C fast path when it
-    is built: they live in ``totals`` (the tracker's ``Counts``, C or Python) and are read through from here.
+    ``produced``, ``delivered``, ``buffer_errors`` and ``rerouted`` are bumped once per message, by the C fast path
+    when it is built: they live in ``totals`` (the tracker's ``Counts``, C or Python) and are read through from here.
     """
 
-    _TOTALS = ("produced", "delivered", "buffer_errors")
+    _TOTALS = ("produced", "delivered", "buffer_errors", "rerouted")
 
     def __init__(self, totals: Counts | NativeCounts | None = None, **values: int) -> None:
         if totals is None:

@@ -203,7 +203,7 @@ class MuteProducer(ClientPassthrough, MuteproApi):
                 slow_produce=MuteProducer.produce.__get__(self), on_report=self._reports.on_report,
                 callbacks=self._callbacks, default_cb=self._user_on_delivery, only_errors=self._only_errors,
                 default=default, sticky=self._sticky is not None, partitioner_name=self._partitioner_name,
-                inline_poll_every=_INLINE_POLL_EVERY * 4,
+                inline_poll_every=_INLINE_POLL_EVERY * 4, reroutes=core.reroutes,
             )
             self._lock.fast = self._fast
             self._serving = DirectServing(self._fast, self._inner.poll, self._callbacks)

@@ -17,6 +17,8 @@ def produce_rows(
     fixed: tuple[str, Any] | None, name: str, prefix: str, first: int, begin: int = 0,
 ) -> int:
     """The Python twin of ``FastPath.produce_rows``: index of the first row not produced (see the module)."""
+    if keys is not None and len(keys) != len(values):
+        raise ValueError("produce_rows: keys and values differ in length")
     for i in range(begin, len(values)):
         headers = None if fixed is None else [fixed, (name, f"{prefix}{first + i}")]
         try:

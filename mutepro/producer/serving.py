@@ -218,7 +218,7 @@ def build_fast_path(
     *, inner: Any, snapshots: Mapping[str, Any], tracker: OutstandingTracker, holds: Mapping[Any, Any],
     slow_produce: Callable[..., None], on_report: Callable[[Any, int, Any, Any], None], callbacks: CallbackQueue,
     default_cb: Any, only_errors: bool, default: DefaultMutingPartitioner | None, sticky: bool, partitioner_name: str,
-    inline_poll_every: int,
+    inline_poll_every: int, reroutes: dict[tuple[str, int], dict[int, int]] | None = None,
 ) -> Any:
     """The C fast path: produce() and delivery reports for healthy topics without a Python frame.
 
@@ -249,4 +249,5 @@ def build_fast_path(
         sticky_bytes=int(chooser.sticky_bytes or 0) if chooser is not None else 0,
         linger_s=float(chooser.linger_s or 0.0) if chooser is not None else 0.0,
         inline_poll_every=inline_poll_every,
+        **({"reroutes": reroutes} if reroutes is not None else {}),
     )

@@ -14,6 +14,11 @@ from mutepro.producer.message import EXPLICIT, PROBE, UNCOUNTED, DeliveryCallbac
 from mutepro.producer.routing import Action, Router
 from mutepro.producer.tracker import UNASSIGNED
 
+#: Keys remembered per snapshot with their fallback partition (TopicSnapshot.reroute_memo): a job with more keys
+#: behind a muted partition than this sends the rest through this path, as before the memo.
+REROUTE_MEMO_MAX = 65_536
+_MEMO = (bytes, str)  # exactly these (hashing them runs no Python code): the C side looks keys up itself
+
 
 class SlowPath:
     """``produce()`` beyond the fast path, for one producer."""
@@ -77,6 +82,9 @@ class SlowPath:
                 counters.rerouted += 1
                 moves = core.reroutes.setdefault((topic, decision.rerouted_from), {})
                 moves[decision.partition] = moves.get(decision.partition, 0) + 1
+                memo = snap.reroute_memo
+                if not decision.kind & PROBE and len(memo) < REROUTE_MEMO_MAX and (key is None or type(key) in _MEMO):
+                    memo[key] = decision.partition  # the C fast path sends the key's next messages there itself
         elif decision.action is Action.HOLD:
             holds.hold(OutMessage(topic, value, key, headers, timestamp, cb), decision.partition)
         else:

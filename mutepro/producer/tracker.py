@@ -168,7 +168,7 @@ class TopicTally:
 class Counts:
     """Producer-wide totals; the pure-Python twin of the C fast path's ``Counts`` (same attributes)."""
 
-    __slots__ = ("buffer_errors", "delivered", "produced", "reported_total", "sent_total")
+    __slots__ = ("buffer_errors", "delivered", "produced", "reported_total", "rerouted", "sent_total")
 
     def __init__(self) -> None:
         self.sent_total = 0
@@ -176,6 +176,7 @@ class Counts:
         self.produced = 0
         self.delivered = 0
         self.buffer_errors = 0
+        self.rerouted = 0
 
 
 if fastpath is not None:

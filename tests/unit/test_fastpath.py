@@ -172,6 +172,7 @@ class Rig:
         key_mode: int = fp.KP_CONSISTENT_RANDOM,
         sticky_bytes: int = 1000,
         inline_poll_every: int = 10_000,
+        reroutes: dict[tuple[str, int], dict[int, int]] | None = None,
     ) -> None:
         self.inner = FakeInner()
         self.tracker = OutstandingTracker(1000, 1 << 20, native=True)
@@ -189,6 +190,7 @@ class Rig:
             tallies=self.tracker.topics, holds=self.holds, slow_produce=self._slow, on_report=self._on_report,
             queue=self.queue, picker=self._pick, default_cb=None, counts=self.tracker.totals, key_mode=key_mode,
             only_errors=0, sticky_bytes=sticky_bytes, linger_s=60.0, inline_poll_every=inline_poll_every,
+            **({"reroutes": reroutes} if reroutes is not None else {}),
         )
 
     def _slow(self, *args: Any, **kwargs: Any) -> str:
@@ -328,6 +330,42 @@ class TestFastPathProduce:
         assert rig.fast.inline_polls == 2
 
 
+class TestRerouteMemo:
+    @staticmethod
+    def _muted_home_key(rig: Rig, home: int) -> bytes:
+        ref = key_partitioner("murmur2_random")
+        return next(k for k in (f"k{i}".encode() for i in range(1000)) if ref(k, 6) == home)
+
+    def test_a_remembered_key_goes_to_its_fallback_in_c(self) -> None:
+        """A key in the snapshot's memo goes to its fallback without Python, counted and recorded as a move."""
+        moves: dict[tuple[str, int], dict[int, int]] = {}
+        rig = Rig(key_mode=fp.KP_MURMUR2_RANDOM, muted=frozenset({2}), reroutes=moves)
+        key = self._muted_home_key(rig, 2)
+        rig.snapshots["t"].reroute_memo[key] = 4
+        for _ in range(3):
+            rig.fast.produce("t", b"v", key)
+        assert rig.slow_calls == [] and [c[3] for c in rig.inner.calls] == [4, 4, 4]
+        assert rig.tracker.totals.rerouted == 3 and moves == {("t", 2): {4: 3}}
+        assert rig.tally.sent[4] == 3 and rig.tally.sent[2] == 0
+
+    def test_a_key_not_remembered_asks_python(self) -> None:
+        """A muted home's key missing from the memo (or a fast path without reroutes) takes the Python path."""
+        key = self._muted_home_key(Rig(), 2)
+        for rig in (Rig(key_mode=fp.KP_MURMUR2_RANDOM, muted=frozenset({2}), reroutes={}),
+                    Rig(key_mode=fp.KP_MURMUR2_RANDOM, muted=frozenset({2}))):
+            rig.snapshots["t"].reroute_memo[b"unrelated"] = 4
+            assert rig.fast.produce("t", b"v", key) == "slow"
+            assert rig.inner.calls == [] and rig.tracker.totals.rerouted == 0
+
+    def test_a_bad_memo_entry_is_not_trusted(self) -> None:
+        """A memo entry that is not a partition of the topic (or is the home itself) sends the key to Python."""
+        for bad in (99, -1, 2, "4"):
+            rig = Rig(key_mode=fp.KP_MURMUR2_RANDOM, muted=frozenset({2}), reroutes={})
+            key = self._muted_home_key(rig, 2)
+            rig.snapshots["t"].reroute_memo[key] = bad  # type: ignore[assignment]
+            assert rig.fast.produce("t", b"v", key) == "slow"
+
+
 class TestProduceRows:
     FIXED = ("x-mutepro-batch", b"q:3")
 
@@ -389,7 +427,7 @@ class TestProduceRows:
             rig.fast.produce_rows("t", [b"v"], None, None, "x-mutepro-row", "0:", 0, 0)
 
     def test_wrong_types_are_type_errors(self) -> None:
-        """Values that are not a list, or keys of another type, are refused with a TypeError."""
+        """Values that are not a list or keys of another type are TypeErrors; keys of another length a ValueError."""
         rig = Rig()
         with pytest.raises(TypeError, match="must be lists"):
             rig.fast.produce_rows("t", (b"v",), None, None, "x-mutepro-row", "0:", 0, 0)
@@ -397,6 +435,9 @@ class TestProduceRows:
             rig.fast.produce_rows("t", [b"v"], "k", None, "x-mutepro-row", "0:", 0, 0)
         with pytest.raises(TypeError):
             rig.fast.produce_rows("t", [b"v"])
+        with pytest.raises(ValueError, match="differ in length"):
+            rig.fast.produce_rows("t", [b"v", b"w"], [b"k"], None, "x-mutepro-row", "0:", 0, 0)
+        assert rig.inner.calls == []
 
 
 class TestReporter:

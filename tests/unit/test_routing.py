@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 from confluent_kafka import KafkaError
 
+from mutepro.partition.reroute import reroute_partition
 from mutepro.partition.snapshot import TopicSnapshot
 from mutepro.policy.schema import KeyedPolicy
 from mutepro.producer.message import NORMAL, PROBE
@@ -125,6 +126,44 @@ class TestProducerRouting:
             assert h.producer.counters.muted_fail == 1
         else:
             assert sent == [1]
+        h.close()
+
+    def test_rerouted_keys_keep_their_fallback_and_are_all_counted(self, accelerate: bool) -> None:
+        """Every message of a muted home's key goes to the key's one fallback; all counted, all in the tick's event."""
+        h = Harness(accelerate)
+        h.producer.mute_manager.mute(TOPIC, 1)
+        keys = [k for k, home in keys_by_home(h) if home == 1][:3]
+        snap = h.producer._snapshots[TOPIC]
+        for _ in range(5):
+            for key in keys:
+                h.produce(b"v", key)
+        by_key: dict[bytes, set[int]] = {}
+        for sent in h.fake.sent:
+            by_key.setdefault(sent.key, set()).add(sent.partition)
+        assert by_key == {k: {reroute_partition(k, 1, snap)} for k in keys}
+        assert h.producer.counters.rerouted == 15
+        moves = dict(h.producer._core.reroutes)
+        assert sum(moves[(TOPIC, 1)].values()) == 15
+        h.tick()  # the driver reports the moves once and starts counting afresh
+        assert h.producer._core.reroutes == {}
+        h.close()
+
+    def test_the_c_path_takes_a_rerouted_key_after_its_first_message(self, accelerate: bool) -> None:
+        """With the C fast path, only a key's first rerouted message (per snapshot) asks Python; keys go home
+        once their partition is unmuted."""
+        h = Harness(accelerate)
+        h.producer.mute_manager.mute(TOPIC, 1)
+        key = next(k for k, home in keys_by_home(h) if home == 1)
+        fast = h.producer._fast
+        before = fast.fallbacks if fast is not None else 0
+        for _ in range(10):
+            h.produce(b"v", key)
+        if fast is not None:
+            assert fast.fallbacks - before == 1
+        assert h.producer._snapshots[TOPIC].reroute_memo == {key: h.fake.sent[-1].partition}
+        h.producer.mute_manager.unmute(TOPIC, 1)
+        h.produce(b"home", key)
+        assert h.fake.sent[-1].partition == 1
         h.close()
 
     def test_a_full_hold_queue_raises_buffer_error(self, accelerate: bool) -> None:

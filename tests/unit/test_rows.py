@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from mutepro.producer.rows import produce_rows
 
 FIXED = ("x-mutepro-batch", b"q:1")
@@ -45,3 +47,10 @@ class TestProduceRows:
         assert produce_rows(sent, "t", values, None, FIXED, "x-mutepro-row", "0:", 0) == 1
         assert produce_rows(sent, "t", values, None, FIXED, "x-mutepro-row", "0:", 0, begin=1) == 3
         assert [c[1] for c in sent.calls] == values
+
+    def test_keys_of_another_length_are_refused(self) -> None:
+        """Keys and values of different lengths are a ValueError before any row is sent."""
+        sent = Sent()
+        with pytest.raises(ValueError, match="differ in length"):
+            produce_rows(sent, "t", [b"a", b"b"], [b"k"], None, "x-mutepro-row", "0:", 0)
+        assert sent.calls == []
