@@ -1200,7 +1200,8 @@ static PyObject *FastPath_produce(FastPath *fp, PyObject *const *args, size_t na
      * (its positional order is topic, value, key, partition, callback, on_delivery, timestamp, headers) */
     PyObject *call[8] = {topic, value ? value : Py_None, key ? key : Py_None, pobj, reporter, Py_None,
                          a[5] ? a[5] : ZERO, a[6] ? a[6] : Py_None};
-    Py_ssize_t ncall = (a[5] != NULL || a[6] != NULL) ? 8 : 5;
+    /* headers=None given explicitly (wrappers forward it) is no header: the short call */
+    Py_ssize_t ncall = (a[5] != NULL || (a[6] != NULL && a[6] != Py_None)) ? 8 : 5;
     PyObject *r = PyObject_Vectorcall(fp->inner_produce, call, ncall, NULL);
     Py_DECREF(pobj);
     if (r == NULL) {

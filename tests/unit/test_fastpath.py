@@ -241,6 +241,12 @@ class TestFastPathProduce:
         assert args[:3] == ("t", b"v", b"k") and args[5:] == (None, 123, [("h", b"1")])
         assert type(args[4]).__name__ == "Reporter"
 
+    def test_explicit_none_headers_take_the_short_call(self) -> None:
+        """headers=None (as wrappers forward it) reaches librdkafka as the five-argument call, without headers."""
+        rig = Rig()
+        rig.fast.produce("t", b"v", b"k", headers=None)
+        assert len(rig.inner.calls[0]) == 5
+
     @pytest.mark.parametrize(
         "call",
         [
