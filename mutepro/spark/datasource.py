@@ -97,8 +97,18 @@ class MuteproStreamWriter(DataSourceStreamArrowWriter):
 
 
 def register(spark: Any) -> None:
-    """Make ``format("mutepro")`` available in ``spark`` (a SparkSession); call once per session."""
+    """Make ``format("mutepro")`` available in ``spark`` (a SparkSession); call once per session.
+
+    Also makes ``spark`` the JVM's active session on the calling thread: ``writeStream...start()`` finds a Python
+    data source only through the active session of the JVM thread serving the call (Spark 4.x,
+    ``DataSource.lookupDataSource`` asks ``SparkSession.getActiveSession``), while batch writes look in the session
+    itself. The JVM thread behind a Python thread can change (py4j replaced the main thread's connection between a
+    pytest fixture and its test), and then ``start()`` fails with ``DATA_SOURCE_NOT_FOUND`` although the source is
+    registered. Calling ``register(spark)`` again right before ``start()``, on the thread that starts the stream,
+    avoids it (registering again replaces the entry with the same class).
+    """
     spark.dataSource.register(MuteproDataSource)
+    spark._jvm.SparkSession.setActiveSession(spark._jsparkSession)
 
 
 def _refuse_overwrite(overwrite: bool) -> None:

@@ -207,6 +207,29 @@ def _check_committed_rows(messages: list[Any], committed_rows: int) -> ReplayFil
     return replays
 
 
+class TestRegister:
+    def test_a_stream_starts_once_registered_on_the_starting_thread(self, spark: Any, tmp_path: Path) -> None:
+        """writeStream.format('mutepro').start() fails with DATA_SOURCE_NOT_FOUND when the JVM thread has no active
+        session (Spark looks the Python source up there), and starts once register() ran on the same thread."""
+        def start() -> Any:
+            return (
+                _rate_stream(spark, 10).writeStream.format("mutepro")
+                .option("kafka.bootstrap.servers", "127.0.0.1:9").option("topic", "never-written")
+                .option("checkpointLocation", str(tmp_path / f"ckpt-{uuid.uuid4().hex[:6]}"))
+                .trigger(processingTime="1 hour").start()
+            )
+
+        spark._jvm.SparkSession.clearActiveSession()
+        with pytest.raises(Exception, match="DATA_SOURCE_NOT_FOUND"):
+            start()
+        register(spark)
+        query = start()
+        try:
+            assert query.isActive
+        finally:
+            query.stop()
+
+
 class TestStreaming:
     def test_rate_stream_through_a_stalled_broker_loses_nothing(
         self, spark: Any, kafka_cluster: LocalCluster, topic_factory: Any, tmp_path: Path
@@ -215,6 +238,7 @@ class TestStreaming:
         committed batch is consumed back, and any replay carries the identity of its first copy."""
         topic = topic_factory(partitions=6, replication_factor=1)
         checkpoint = tmp_path / "ckpt"
+        register(spark)  # on this thread, right before start() (see register's docstring)
         query = (
             _rate_stream(spark, 2000).writeStream.format("mutepro")
             .option("kafka.bootstrap.servers", kafka_cluster.bootstrap_servers).option("topic", topic)
