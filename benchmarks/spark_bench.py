@@ -161,6 +161,7 @@ class Bench:
         df = source.select(F.concat(F.lpad(F.col("value").cast("string"), 12, "0"), F.lit(VALUE_PAD)).alias("value"))
         writer = df.writeStream.option("checkpointLocation", tempfile.mkdtemp(prefix="spark-bench-ckpt-"))
         if sink == "mutepro_ds":
+            register(self.spark)  # on the starting thread, right before start() (see register's docstring)
             writer = writer.format("mutepro").options(**opts)
         else:
             writer = writer.format("kafka").options(**opts)
