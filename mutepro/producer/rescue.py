@@ -30,6 +30,7 @@ from mutepro.producer.message import (
     UNCOUNTED,
     DeliveryCallback,
     OutMessage,
+    create_time,
     enqueued_at,
     partition_of,
     topic_of,
@@ -136,11 +137,13 @@ class Rescuer:
             self._say_skipped()
             return
         moved: Moves = {}
+        began = self._core.clock()
         self.serving.quiesce()
         try:
             batch = self._purge_and_redispatch(moved)
         finally:
             self.serving.resume()
+        took_ms = round((self._core.clock() - began) * 1000, 1)
         manager = self._core.manager
         for (topic, partition), targets in moved.items():
             log.info(
@@ -148,7 +151,9 @@ class Rescuer:
                 rescued=sum(targets.values()), to_partitions=targets,
             )
         if batch:
-            log.info("rescue_done", purged=len(batch), moved=sum(sum(t.values()) for t in moved.values()))
+            # took_ms: how long reports and this producer's callers waited on the rescue (it holds both)
+            log.info("rescue_done", purged=len(batch), moved=sum(sum(t.values()) for t in moved.values()),
+                     took_ms=took_ms)
 
     def _say_skipped(self) -> None:
         # New messages still go around the muted partitions (or wait in the hold); what librdkafka already
@@ -337,16 +342,47 @@ class Rescuer:
                     self.rescuing = False
                 batch, self.batch = in_enqueue_order(self.batch), []
                 held_back: dict[HoldKey, list[OutMessage]] = {}
+                requeued = 0
+                staying = self._staying_partitions(batch)
+                send = core.send
                 for cb, kind, msg in batch:
                     before = partition_of(msg)
+                    topic = topic_of(msg)
+                    if requeued >= 0 and (topic, before) in staying and not kind & PROBE:
+                        # Most of a purge is the healthy partitions' queue, going straight back where it was:
+                        # sent here without the per-message routing below (a rescue holds every caller of
+                        # produce() and every report, so its cost per message is everyone's latency).
+                        try:
+                            send(topic, msg.value(), msg.key(), msg.headers(), create_time(msg), cb, before,
+                                 kind & ~UNCOUNTED)
+                            requeued += 1
+                            continue
+                        except BufferError:
+                            core.counters.requeued += requeued
+                            requeued = -1  # the queue is full: the rest go the long way (retried in order)
                     target = self.redispatch(cb, kind, msg, held_back)
                     if target is not None and target != before:
-                        counts = moved.setdefault((topic_of(msg), before), {})
+                        counts = moved.setdefault((topic, before), {})
                         counts[target] = counts.get(target, 0) + 1
+                if requeued > 0:
+                    core.counters.requeued += requeued
                 self._holds.put_front(held_back)
             finally:
                 self.in_hand = 0
         return batch
+
+    def _staying_partitions(
+        self, batch: Sequence[tuple[DeliveryCallback | None, int, Message]]
+    ) -> set[tuple[str, int]]:
+        """The (topic, partition) pairs of ``batch`` whose messages :meth:`redispatch` sends back where they were:
+        known partitions that are not muted."""
+        manager = self._core.manager
+        staying: set[tuple[str, int]] = set()
+        for topic in {topic_of(msg) for _, _, msg in batch}:
+            snap = manager.snapshot(topic)
+            if snap is not None:
+                staying.update((topic, p) for p in range(snap.partition_count) if p not in snap.muted)
+        return staying
 
     def redispatch(
         self, cb: DeliveryCallback | None, kind: int, msg: Message, held_back: dict[HoldKey, list[OutMessage]]

@@ -41,6 +41,23 @@ class TestRescueOfAMutedPartition:
         assert h.values(0) == [b"0", b"1", b"2", b"3"] and h.producer.counters.requeued == 4
         h.close()
 
+    def test_a_requeue_that_meets_a_full_queue_keeps_the_rest_in_order(self, accelerate: bool) -> None:
+        """librdkafka's queue fills while the purge goes back: what did not fit is sent by a later tick, after
+        what did, in produce order, each counted once."""
+        h = Harness(accelerate)
+        for i in range(6):
+            h.producer.produce(TOPIC, f"{i}".encode(), partition=0, on_delivery=h.callback)
+        h.fake.capacity = 2
+        h.producer.mute_manager.mute(TOPIC, 3)
+        h.tick()
+        assert h.values(0) == [b"0", b"1"] and len(h.producer) == 6
+        h.fake.capacity = 100_000
+        h.tick()
+        assert h.values(0) == [f"{i}".encode() for i in range(6)] and h.producer.counters.requeued == 6
+        h.fake.deliver()
+        assert h.producer.flush(1) == 0 and [c for c, _ in h.reports] == [None] * 6
+        h.close()
+
     def test_explicit_partitions_are_never_moved(self, accelerate: bool) -> None:
         """partition= given by the application: re-sent to that same (muted) partition."""
         h = Harness(accelerate)
