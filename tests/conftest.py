@@ -17,7 +17,9 @@ _UNDER_ASAN = "libasan" in os.environ.get("LD_PRELOAD", "")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Tests under tests/unit are `unit` (no Java, no broker); everything else that is not marked is `integration`."""
+    """Tests under tests/unit are `unit` (no Java, no broker); everything else that is not marked is `integration`.
+    `soak` tests run last: they stop the session's cluster and start their own (see ``no_session_cluster``)."""
+    items.sort(key=lambda item: item.get_closest_marker("soak") is not None)  # stable: the rest keep their order
     for item in items:
         if _UNDER_ASAN and item.get_closest_marker("no_sanitizer"):
             item.add_marker(pytest.mark.skip(reason="cannot run under AddressSanitizer (see the test's marker)"))

@@ -216,13 +216,21 @@ def age_outliers(
             log.info(
                 "broker_avoided", topic=t.name, broker=key if key >= 0 else None,
                 partitions=sorted(p for p, _, _ in outs), oldest_age_s=round(max(a for _, a, _ in outs), 3),
+                chain=t.suspicions[key].chain,
                 action="unkeyed messages avoid its partitions; muted if it keeps standing out",
             )
     # each active suspicion's closed partitions, looked up once per round (a scan over the topic's partitions)
     covered = {key: partitions_of(t, key) for key, s in t.suspicions.items() if s.active}
     for key, parts in covered.items():
         if key not in standing_out and all(held.get(p, 0.0) <= avoid_s for p in parts):
-            t.suspicions[key].end(now)
+            ending = t.suspicions[key]
+            # once per episode: whether a limp's episodes end between its stops (and so chain to a mute)
+            log.debug(
+                "broker_avoid_ended", topic=t.name, broker=key if key >= 0 else None,
+                lasted_s=round(now - (ending.since or now), 3),  # active: since is set
+                deep=ending.deep, chain=ending.chain,
+            )
+            ending.end(now)
     found: list[Candidate] = []
     for key, outs in standing_out.items():
         suspicion = t.suspicions[key]

@@ -6,6 +6,8 @@ yours (``pytest_plugins = ["mutepro.testing.fixtures"]``).
   cluster instead (faults then need ``MUTEPRO_RUN_DIR``/the state file of a ``mutepro cluster up`` cluster).
 - ``topic_factory``: creates uniquely named topics and deletes them afterwards.
 - ``redis_url`` (session): a real ``redis-server`` on a free loopback port.
+- ``no_session_cluster``: stops the session's ``kafka_cluster`` (if this session started one) for a test that
+  starts a cluster of its own, so that two clusters never share the machine; only for tests run last.
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ from mutepro.cluster.spec import ClusterSpec
 from mutepro.cluster.topics import create_topic
 from mutepro.testing.redis_server import RedisServer
 
-__all__ = ["create_topic", "kafka_cluster", "redis_url", "topic_factory"]
+__all__ = ["create_topic", "kafka_cluster", "no_session_cluster", "redis_url", "topic_factory"]
 
 TopicFactory = Callable[..., str]
 
@@ -37,10 +39,25 @@ def kafka_cluster() -> Iterator[LocalCluster]:
         return
     cluster = LocalCluster(ClusterSpec(brokers=3))
     cluster.start()
+    _session_clusters.append(cluster)
     try:
         yield cluster
     finally:
         cluster.stop()
+        _session_clusters.remove(cluster)
+
+
+#: the clusters ``kafka_cluster`` started in this session (at most one)
+_session_clusters: list[LocalCluster] = []
+
+
+@pytest.fixture
+def no_session_cluster() -> None:
+    """Stop the session's cluster before a test that starts its own (the chaos soak: four more JVMs beside an idle
+    cluster's four on a 2-core machine). Any later test asking for ``kafka_cluster`` would get a stopped one, so
+    the test using this must run last (mutepro's conftest orders ``soak`` tests last)."""
+    for cluster in _session_clusters:
+        cluster.stop()  # the fixture's own stop() at session end finds nothing left to stop
 
 
 @pytest.fixture

@@ -32,6 +32,7 @@ pytestmark = [
 
 
 @pytest.mark.timeout(600)
+@pytest.mark.usefixtures("no_session_cluster")  # its own cluster, never beside the session's (2 cores)
 def test_short_soak_passes(tmp_path: Path) -> None:
     """Lost 0, every failure reported, 0 inversions under hold (idempotent), RSS flat, no secret in any log line."""
     out = tmp_path / "soak.json"

@@ -54,3 +54,18 @@ class TestChecker:
         read.by_key[b"k"] = [(0, 10, 0), (0, 11, 2), (0, 12, 1), (0, 13, 3), (1, 5, 4)]
         report = key_order(read)
         assert (report.inversions, report.left_home) == (1, 1)
+        assert (report.first_copy_inversions, report.rewrites) == (1, 0)
+
+    def test_a_rewritten_run_is_an_inversion_of_copies_not_of_first_copies(self) -> None:
+        """Sequences 0-3 then 1-2 again (an epoch-bump rewrite): 2 inversions of copies, 0 of first copies."""
+        read = ReadBack()
+        read.by_key[b"k"] = [(0, 10, 0), (0, 11, 1), (0, 12, 2), (0, 13, 3), (0, 14, 1), (0, 15, 2)]
+        report = key_order(read)
+        assert (report.inversions, report.first_copy_inversions, report.rewrites) == (2, 0, 2)
+
+    def test_a_first_copy_out_of_order_counts_even_among_rewrites(self) -> None:
+        """Sequence 2 first written after 3 is a first-copy inversion, whatever else was rewritten."""
+        read = ReadBack()
+        read.by_key[b"k"] = [(0, 1, 0), (0, 2, 1), (0, 3, 3), (0, 4, 1), (0, 5, 2)]
+        report = key_order(read)
+        assert (report.first_copy_inversions, report.rewrites) == (1, 1)
