@@ -49,6 +49,7 @@ class PartitionLoad:
     buffer_max_bytes: int  # queue.buffering.max.kbytes * 1024
     ages_s: Sequence[float] = ()  # ages of all outstanding messages, oldest first (descending)
     sent: int = 0  # messages ever handed to librdkafka for the partition (a counter: tells an active partition)
+    warm: bool = False  # the partition has delivered a message: no longer cold (see SlowCallDetector.warm_up_s)
 
     def count_older_than(self, age_s: float) -> int:
         """How many outstanding messages are strictly older than ``age_s``: O(log n) bisection on ``ages_s``.

@@ -75,8 +75,12 @@ class SlowCallDetector:
         calls = stats.calls + stuck
         slow = stats.slow_calls + stuck
         silent_s = now - self._last_report if self._last_report is not None else load.oldest_age_s or 0.0
-        stall_after = self.threshold_s if self._ever_reported else max(self.threshold_s, self.warm_up_s)
-        if not self._ever_reported and silent_s <= stall_after:
+        # Warm once the partition's own reports reached this detector, or once the producer saw it deliver at all
+        # (its first deliveries are not judged, and a topic produced to before its metadata arrived delivers
+        # before anything tracks it: without load.warm, a stall right after such a start waited the whole 5 s).
+        warm = self._ever_reported or load.warm
+        stall_after = self.threshold_s if warm else max(self.threshold_s, self.warm_up_s)
+        if not warm and silent_s <= stall_after:
             return None  # a cold partition's first messages: only its stall, after warm-up, is a verdict
         if stuck and silent_s > stall_after:
             return Verdict(

@@ -147,7 +147,7 @@ def since_reset(part: PartitionRecord, load: PartitionLoad, now: float) -> Parti
     ages = Tail(load.ages_s, older)
     return PartitionLoad(
         load.outstanding, load.outstanding_bytes, ages[0] if len(ages) else None, load.buffer_max_messages,
-        load.buffer_max_bytes, ages, load.sent,
+        load.buffer_max_bytes, ages, load.sent, load.warm,
     )
 
 

@@ -80,6 +80,10 @@ class Core:
         self.unassigned_topics: set[str] = set()
         # ... and those librdkafka has placed since: it knows them, so it places later unassigned sends at once
         self.placed_topics: set[str] = set()
+        # Partitions that delivered a message before the tracker knew their topic, topic -> {partition}: they are
+        # warm when the tracker starts counting (see Driver.load_metadata), so their first stall is judged at the
+        # slow-call threshold, not after the cold-start allowance meant for a broker never reached yet.
+        self.early_delivered: dict[str, set[int]] = {}
         # keyed reroutes since the last tick, (topic, home) -> {target: count}: one event per tick, not per message
         self.reroutes: dict[tuple[str, int], dict[int, int]] = {}
 

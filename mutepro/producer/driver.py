@@ -103,7 +103,10 @@ class Driver:
             leaders = {p: pm.leader for p, pm in tmd.partitions.items()}
             slow_s = runtime_of(core.policy_for(topic)).slow_threshold_s
             with core.lock:
-                core.tracker.ensure(topic, len(tmd.partitions), slow_s)
+                tally = core.tracker.ensure(topic, len(tmd.partitions), slow_s)
+                for p in core.early_delivered.pop(topic, ()):
+                    if p < tally.count and tally.warm[p] < 0:
+                        tally.warm[p] = tally.sent[p]  # delivered before tracking: warm, every tracked send judged
             manager.ensure_topic(topic, len(tmd.partitions), leaders)
             core.wanted_topics.discard(topic)
 

@@ -93,6 +93,10 @@ class ReportHandler:
             p = msg.partition()  # type: ignore[assignment]
             if tally is not None:
                 tally.reported[p] += 1
+        elif err is None and msg.topic() not in core.tracker.topics:
+            early = msg.partition()
+            if early is not None and early >= 0:
+                core.early_delivered.setdefault(msg.topic(), set()).add(early)  # type: ignore[arg-type]
         if err is None:
             core.totals.delivered += 1
             if tally is not None:

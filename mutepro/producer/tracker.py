@@ -304,8 +304,9 @@ class OutstandingTracker:
         sent = tally.sent[partition]
         reported = tally.reported[partition]
         outstanding = sent - reported
+        warm = tally.warm[partition] >= 0
         if outstanding <= 0:
-            return PartitionLoad(0, 0, None, self.buffer_max_messages, self.buffer_max_bytes, sent=sent)
+            return PartitionLoad(0, 0, None, self.buffer_max_messages, self.buffer_max_bytes, sent=sent, warm=warm)
         avg = tally.sent_bytes[partition] / sent if sent else 0.0
         ages = _Ages(tally.checkpoints[partition], reported, outstanding, now)
         return PartitionLoad(
@@ -316,4 +317,5 @@ class OutstandingTracker:
             buffer_max_bytes=self.buffer_max_bytes,
             ages_s=ages,
             sent=sent,
+            warm=warm,
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from types import MappingProxyType
 
 import pytest
@@ -193,6 +194,12 @@ class TestSlowCallDetector:
         d = SlowCallDetector(threshold_s=1.0, rate_threshold=0.5, window=CountWindow(100), minimum_calls=50)
         assert d.check(load([4.0, 3.0, 2.0]), 10.0) is None  # 4 s < 5 s warm-up: still connecting
         assert d.check(load([5.5, 3.0, 2.0]), 11.5) is not None
+
+    def test_a_partition_that_delivered_is_not_cold(self) -> None:
+        """load.warm (the producer saw the partition deliver, e.g. its unjudged first messages): no warm-up grace."""
+        d = SlowCallDetector(threshold_s=1.0, rate_threshold=0.5, window=CountWindow(100), minimum_calls=50)
+        v = d.check(dataclasses.replace(load([1.5, 1.2]), warm=True), 10.0)
+        assert v is not None and v.detail["stalled"] == 1
 
     def test_cold_start_holds_the_rate_rule_too(self) -> None:
         """Before the first report, 1,954 messages 2 s old (enough for the rate rule) wait for warm-up as well."""

@@ -54,3 +54,45 @@ class TestDriver:
         h.tick()
         assert h.producer.mute_manager.muted_partitions() == {}
         h.close()
+
+
+_STALL_RULE = {"failure_rate": {"enabled": False}, "slow_call": {"threshold_ms": 500}}
+
+
+@pytest.mark.parametrize("accelerate", PATHS)
+class TestFirstStall:
+    def _stall(self, h: Harness, topic: str, partition: int) -> None:
+        """Four messages to ``partition`` that never get a report, then ticks for 0.6 s (past the 0.5 s threshold)."""
+        for i in range(4):
+            h.producer.produce(topic, f"s{i}".encode(), partition=partition)
+        for _ in range(12):
+            h.tick(0.05)
+
+    def test_a_stall_after_the_first_deliveries_is_judged_at_the_threshold(self, accelerate: bool) -> None:
+        """The first deliveries (not judged themselves) end the cold start: a stall right after is muted at 0.5 s."""
+        h = Harness(accelerate, **_STALL_RULE)
+        h.warm()
+        self._stall(h, TOPIC, 2)
+        assert h.producer.mute_manager.muted_partitions() == {TOPIC: [2]}
+        h.close()
+
+    def test_deliveries_before_the_topic_was_tracked_end_the_cold_start(self, accelerate: bool) -> None:
+        """Messages delivered before the topic's metadata was loaded count as the partition's first deliveries."""
+        h = Harness(accelerate, **_STALL_RULE)
+        h.fake.topics["fresh"] = 3
+        for p in range(3):
+            h.producer.produce("fresh", b"early", partition=p)
+        h.fake.deliver("fresh")
+        h.producer.poll(0)
+        h.producer._load_metadata(h.clock())
+        assert h.producer.mute_manager.snapshot("fresh") is not None
+        self._stall(h, "fresh", 1)
+        assert h.producer.mute_manager.muted_partitions() == {"fresh": [1]}
+        h.close()
+
+    def test_a_partition_that_never_delivered_keeps_its_cold_start(self, accelerate: bool) -> None:
+        """Without any delivery the partition may still be waiting for its first connection: not muted at 0.6 s."""
+        h = Harness(accelerate, **_STALL_RULE)
+        self._stall(h, TOPIC, 2)
+        assert h.producer.mute_manager.muted_partitions() == {}
+        h.close()
