@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+import time
 import uuid
 
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -43,7 +44,12 @@ def main() -> None:
         query = (stream.writeStream.foreachBatch(sink).option("checkpointLocation", tempfile.mkdtemp())
                  .trigger(processingTime="1 second").start())
         try:
-            query.awaitTermination(8)
+            # three micro-batches, however long Spark takes to start (bounded: two minutes)
+            deadline = time.monotonic() + 120
+            while len(sink.history) < 3 and query.isActive and time.monotonic() < deadline:
+                query.awaitTermination(1)
+            if query.exception() is not None:
+                raise RuntimeError(f"the streaming query failed: {query.exception()}")
         finally:
             query.stop()
             spark.stop()
