@@ -39,11 +39,12 @@ class Suspicion:
     it went past the mute floor, ``last_end``/``last_deep`` the previous one's end and depth, ``chain`` how many
     deep episodes in a row the current one would make."""
 
-    __slots__ = ("chain", "deep", "last_deep", "last_end", "since")
+    __slots__ = ("chain", "deep", "last_deep", "last_end", "peak", "since")
 
     def __init__(self) -> None:
         self.since: float | None = None
         self.deep = False
+        self.peak = 0.0  # the oldest age any of the leader's partitions reached during the current episode
         self.last_end: float | None = None
         self.last_deep = False
         self.chain = 0
@@ -59,7 +60,7 @@ class Suspicion:
             return False
         follows_deep = self.last_deep and self.last_end is not None and now - self.last_end <= RECUR_S
         self.chain = self.chain + 1 if follows_deep else 1
-        self.since, self.deep = now, False
+        self.since, self.deep, self.peak = now, False, 0.0
         return True
 
     def mark_deep(self) -> None:

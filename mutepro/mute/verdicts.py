@@ -222,15 +222,18 @@ def age_outliers(
     # each active suspicion's closed partitions, looked up once per round (a scan over the topic's partitions)
     covered = {key: partitions_of(t, key) for key, s in t.suspicions.items() if s.active}
     for key, parts in covered.items():
-        if key not in standing_out and all(held.get(p, 0.0) <= avoid_s for p in parts):
-            ending = t.suspicions[key]
-            # once per episode: whether a limp's episodes end between its stops (and so chain to a mute)
+        suspicion = t.suspicions[key]
+        oldest_held = max((held.get(p, 0.0) for p in parts), default=0.0)
+        suspicion.peak = max(suspicion.peak, oldest_held)
+        if key not in standing_out and oldest_held <= avoid_s:
+            # once per episode: whether a limp's episodes end between its stops (and so chain to a mute); peak_age_s
+            # over the mute floor with deep False: its partitions got old but no longer stood out from their peers
             log.debug(
                 "broker_avoid_ended", topic=t.name, broker=key if key >= 0 else None,
-                lasted_s=round(now - (ending.since or now), 3),  # active: since is set
-                deep=ending.deep, chain=ending.chain,
+                lasted_s=round(now - (suspicion.since or now), 3),  # active: since is set
+                deep=suspicion.deep, chain=suspicion.chain, peak_age_s=round(suspicion.peak, 3),
             )
-            ending.end(now)
+            suspicion.end(now)
     found: list[Candidate] = []
     for key, outs in standing_out.items():
         suspicion = t.suspicions[key]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import pytest
+
 from mutepro.detect.model import MuteReason, Verdict
 from mutepro.mute.records import PartitionRecord, TopicRecord
 from mutepro.mute.states import BreakerState
@@ -216,6 +218,17 @@ class TestAgeOutliers:
         age_outliers(t, dict.fromkeys(range(12), 0.0), dict.fromkeys(range(12), 0.0), set(), NOW + 0.5)
         assert t.avoided == frozenset()
         assert t.suspicions[2].last_end == NOW + 0.5
+
+    def test_the_episode_end_says_how_old_its_partitions_got(self, caplog: pytest.LogCaptureFixture) -> None:
+        """broker_avoid_ended (DEBUG) has peak_age_s: the oldest age the leader's partitions reached, held or not."""
+        t = topic()
+        with caplog.at_level("DEBUG", logger="mutepro"):
+            outliers(t, {p: 0.2 if p % 3 == 1 else 0.0 for p in range(12)}, recurring=False)
+            active = {p: 0.0 for p in range(12) if p % 3 != 1}
+            age_outliers(t, active, active, set(), NOW + 0.5, active | {1: 0.6})
+            age_outliers(t, active, active, set(), NOW + 0.7, active | {1: 0.0})
+        ended = [r.getMessage() for r in caplog.records if r.getMessage().startswith("broker_avoid_ended")]
+        assert len(ended) == 1 and "peak_age_s=0.6" in ended[0] and "deep=False" in ended[0]
 
     def test_an_avoided_partition_still_holding_old_messages_stays_avoided(self) -> None:
         """Partition 1 went inactive (avoided) but still holds a 0.6 s message (``held``): still avoided."""
