@@ -293,6 +293,14 @@ class RescueConfig(_Model):
     """Rescue: messages stuck on a partition that gets muted are re-sent elsewhere (unkeyed ones)."""
 
     enabled: bool = True
+    after_ms: int = Field(
+        default=1000,
+        ge=0,
+        description="How long a newly muted partition's queued messages may wait for their broker before a rescue "
+        "takes them back. A rescue purges and re-sends every queued message of the producer (librdkafka's purge "
+        "is producer-wide), holding produce() while it runs, so a pause that ends sooner (a GC pause) drains by "
+        "itself and costs nothing; 0 rescues at the mute.",
+    )
     header: str | None = Field(
         default="x-mutepro-rescued-from",
         min_length=1,

@@ -1,8 +1,9 @@
 """The driver: what MuteProducer's background threads do each round.
 
 Every tick (``tick_interval_s``, 50 ms by default) :meth:`Driver.tick` serves pending delivery reports, feeds the
-partition tallies to the mute manager (its detectors and breakers), rescues the queues of newly muted partitions,
-releases holds and re-sends, logs the moves, and refreshes the adaptive weights. :meth:`Driver.load_metadata`
+partition tallies to the mute manager (its detectors and breakers), rescues the queues of newly muted partitions
+still stuck ``rescue.after_ms`` after the mute, releases holds and re-sends, logs the moves, and refreshes the
+adaptive weights. :meth:`Driver.load_metadata`
 runs on its own thread (``list_topics()`` can block for its whole timeout while a broker is stalled). librdkafka's
 statistics, error and throttle callbacks land here too.
 """
@@ -60,7 +61,9 @@ class Driver:
         opened = manager.evaluate(tracker.load, self.stats, tracker.busy)
         core.counters.avoids = manager.avoid_episodes
         if opened:
-            self._rescuer.rescue(opened)
+            self._rescuer.schedule(opened, now)
+        if self._rescuer.pending and self._rescuer.due(now):
+            self._rescuer.rescue()
         if self._holds.queues:
             self._holds.release()
         if self._holds.retry:

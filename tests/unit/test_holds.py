@@ -134,10 +134,11 @@ def test_a_resend_that_meets_a_full_queue_is_retried_on_the_next_tick(accelerate
     h = Harness(accelerate)
     for i in range(6):
         h.producer.produce(TOPIC, f"{i}".encode(), partition=2, on_delivery=h.callback)
+    h.producer.produce(TOPIC, b"stuck", partition=3)  # the muted partition holds something: a rescue is due
     h.producer.mute_manager.mute(TOPIC, 3)
     h.fake.capacity = 4
-    h.tick()  # the rescue purges all six and re-sends them to partition 2: two do not fit
-    assert h.values(2) == [b"0", b"1", b"2", b"3"] and len(h.producer) == 6
+    h.tick()  # the rescue purges all seven and re-sends them where they were: three do not fit
+    assert h.values(2) == [b"0", b"1", b"2", b"3"] and len(h.producer) == 7
     h.fake.deliver(TOPIC, 2, count=2)
     h.producer.poll(0)
     h.tick()

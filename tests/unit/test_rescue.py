@@ -36,9 +36,10 @@ class TestRescueOfAMutedPartition:
         h = Harness(accelerate)
         for i in range(4):
             h.producer.produce(TOPIC, f"{i}".encode(), partition=0)
+        h.producer.produce(TOPIC, b"stuck", partition=3)
         h.producer.mute_manager.mute(TOPIC, 3)
         h.tick()
-        assert h.values(0) == [b"0", b"1", b"2", b"3"] and h.producer.counters.requeued == 4
+        assert h.values(0) == [b"0", b"1", b"2", b"3"] and h.producer.counters.requeued == 5
         h.close()
 
     def test_a_requeue_that_meets_a_full_queue_keeps_the_rest_in_order(self, accelerate: bool) -> None:
@@ -47,13 +48,14 @@ class TestRescueOfAMutedPartition:
         h = Harness(accelerate)
         for i in range(6):
             h.producer.produce(TOPIC, f"{i}".encode(), partition=0, on_delivery=h.callback)
+        h.producer.produce(TOPIC, b"stuck", partition=3)  # the muted partition holds something: a rescue is due
         h.fake.capacity = 2
         h.producer.mute_manager.mute(TOPIC, 3)
         h.tick()
-        assert h.values(0) == [b"0", b"1"] and len(h.producer) == 6
+        assert h.values(0) == [b"0", b"1"] and len(h.producer) == 7
         h.fake.capacity = 100_000
         h.tick()
-        assert h.values(0) == [f"{i}".encode() for i in range(6)] and h.producer.counters.requeued == 6
+        assert h.values(0) == [f"{i}".encode() for i in range(6)] and h.producer.counters.requeued == 7
         h.fake.deliver()
         assert h.producer.flush(1) == 0 and [c for c, _ in h.reports] == [None] * 6
         h.close()
@@ -147,7 +149,7 @@ class TestTimedOutResend:
 
     def test_rescue_disabled_reports_the_timeout(self, accelerate: bool) -> None:
         """rescue.enabled=false: no re-send after a timeout."""
-        h = Harness(accelerate, rescue={"enabled": False})
+        h = Harness(accelerate, rescue={"enabled": False, "after_ms": 0})
         h.producer.produce(TOPIC, b"t", on_delivery=h.callback)
         h.producer.mute_manager.mute(TOPIC, h.fake.sent[-1].partition)
         h.fake.fail(TOPIC, h.fake.sent[-1].partition, KafkaError._MSG_TIMED_OUT)
@@ -172,6 +174,7 @@ def test_len_never_reaches_zero_while_a_rescue_holds_the_purged_messages(acceler
         return served
 
     h.fake.poll = watching_poll  # type: ignore[method-assign]
+    h.producer.produce(TOPIC, b"stuck", partition=3)  # the muted partition holds something: a rescue is due
     h.producer.mute_manager.mute(TOPIC, 3)
     h.tick()
     assert h.fake.purges and seen and min(seen) > 0
@@ -432,8 +435,65 @@ def test_a_probe_purged_by_another_partitions_rescue_counts_as_failed(accelerate
     h.produce(b"probe")
     assert h.fake.sent[-1].partition == 1 and 1 in h.producer.mute_manager.probing(TOPIC)
     purges = len(h.fake.purges)
+    h.producer.produce(TOPIC, b"stuck", partition=3)  # the muted partition holds something: a rescue is due
     h.producer.mute_manager.mute(TOPIC, 3)
     h.tick()
     assert h.fake.purges[purges:] == [(True, False)] and h.values(1) == []
     assert h.producer.mute_manager.state()["topics"][TOPIC][1]["state"] == "open"
     h.close()
+
+
+@pytest.mark.parametrize("accelerate", PATHS)
+class TestRescueDelay:
+    def _muted_with_queue(self, h: Harness) -> tuple[int, list[bytes]]:
+        for i in range(10):
+            h.producer.produce(TOPIC, f"{i}".encode(), on_delivery=h.callback)
+        victim = h.fake.sent[0].partition
+        queued = h.values(victim)
+        h.producer.mute_manager.mute(TOPIC, victim)
+        h.tick()
+        return victim, queued
+
+    def test_by_default_a_queue_still_stuck_a_second_after_the_mute_is_rescued(self, accelerate: bool) -> None:
+        """rescue.after_ms (default 1,000): nothing purged at the mute; 1.1 s later, still stuck, it is moved."""
+        h = Harness(accelerate, rescue={})
+        victim, queued = self._muted_with_queue(h)
+        assert h.fake.purges == [] and h.values(victim) == queued
+        for _ in range(22):
+            h.tick(0.05)
+        assert h.fake.purges == [(True, False)] and h.values(victim) == []
+        assert h.producer.counters.rescued == len(queued)
+        h.close()
+
+    def test_a_queue_that_drains_before_the_delay_is_never_purged(self, accelerate: bool) -> None:
+        """The broker answers 0.5 s after the mute (a pause, not a stall): no purge, nothing re-sent."""
+        h = Harness(accelerate, rescue={"after_ms": 1000})
+        victim, _ = self._muted_with_queue(h)
+        for _ in range(10):
+            h.tick(0.05)
+        h.fake.deliver(TOPIC, victim)
+        for _ in range(12):
+            h.tick(0.05)
+        assert h.fake.purges == [] and h.producer.counters.rescued == 0
+        h.close()
+
+    def test_a_partition_unmuted_before_the_delay_is_not_rescued(self, accelerate: bool) -> None:
+        """Unmuted 0.2 s after its mute: its queue goes on to its broker, no purge."""
+        h = Harness(accelerate, rescue={"after_ms": 1000})
+        victim, queued = self._muted_with_queue(h)
+        h.tick(0.2)
+        h.producer.mute_manager.unmute(TOPIC, victim)
+        for _ in range(22):
+            h.tick(0.05)
+        assert h.fake.purges == [] and h.values(victim) == queued
+        h.close()
+
+    def test_a_muted_partition_holding_nothing_costs_no_purge(self, accelerate: bool) -> None:
+        """Muted with an empty queue (after_ms 0): the other partitions' queues are not taken back for nothing."""
+        h = Harness(accelerate)
+        for i in range(4):
+            h.producer.produce(TOPIC, f"{i}".encode(), partition=0)
+        h.producer.mute_manager.mute(TOPIC, 3)
+        h.tick()
+        assert h.fake.purges == [] and h.values(0) == [b"0", b"1", b"2", b"3"]
+        h.close()
