@@ -488,6 +488,18 @@ class TestRescueDelay:
         assert h.fake.purges == [] and h.values(victim) == queued
         h.close()
 
+    def test_messages_sent_to_the_partition_after_its_mute_do_not_make_a_rescue_due(self, accelerate: bool) -> None:
+        """Explicit-partition messages keep arriving at the muted (empty) partition: they are younger than the mute,
+        so nothing is taken back for them."""
+        h = Harness(accelerate, rescue={"after_ms": 1000})
+        h.producer.mute_manager.mute(TOPIC, 3)
+        h.tick()
+        for i in range(22):
+            h.producer.produce(TOPIC, f"{i}".encode(), partition=3)
+            h.tick(0.05)
+        assert h.fake.purges == [] and len(h.values(3)) == 22
+        h.close()
+
     def test_a_muted_partition_holding_nothing_costs_no_purge(self, accelerate: bool) -> None:
         """Muted with an empty queue (after_ms 0): the other partitions' queues are not taken back for nothing."""
         h = Harness(accelerate)
