@@ -12,12 +12,12 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from confluent_kafka import KafkaError
+from confluent_kafka import KafkaError, KafkaException
 
 from mutepro.mute.manager import ProducerMuteManager
 from mutepro.policy.schema import TopicPolicy
 from mutepro.producer.callbacks import CallbackQueue
-from mutepro.producer.message import UNCOUNTED, DeliveryCallback, OutMessage, Reporter, keeping_headers
+from mutepro.producer.message import PROBE, UNCOUNTED, DeliveryCallback, OutMessage, Reporter, keeping_headers
 from mutepro.producer.metrics import ProducerCounters
 from mutepro.producer.tracker import OutstandingTracker
 
@@ -129,6 +129,22 @@ class Core:
             tally.sent[partition] += 1
             if value is not None:
                 tally.sent_bytes[partition] += len(value)
+
+    def resend(self, m: OutMessage, partition: int, kind: int) -> bool:
+        """:meth:`dispatch` for a message the application handed over earlier (a rescue, a hold release, a retry):
+        False when librdkafka's queue is full (the caller keeps the message). Any other refusal (the topic gone
+        from librdkafka's metadata: ``_UNKNOWN_TOPIC``) becomes the message's failed delivery report: produce()
+        returned long ago, and an exception here would end the driver thread instead (seen in the chaos soak)."""
+        try:
+            self.dispatch(m, partition, kind)
+        except BufferError:
+            return False
+        except KafkaException as err:
+            error = err.args[0] if err.args and isinstance(err.args[0], KafkaError) else KafkaError(KafkaError._FAIL)
+            if kind & PROBE:
+                self.manager.probe_result(m.topic, partition, False)  # a probe never sent has failed
+            self.fail(m, error, partition)
+        return True
 
     def fail(self, m: OutMessage, error: KafkaError, partition: int) -> None:
         """Give a message that never reached librdkafka its final, failed report now (served by poll)."""

@@ -132,9 +132,7 @@ class HoldQueues:
                     del self.queues[key]
 
     def _release_one(self, queue: deque[OutMessage], home: int, kind: int) -> bool:
-        try:
-            self._core.dispatch(queue[0], home, kind)
-        except BufferError:
+        if not self._core.resend(queue[0], home, kind):
             return False
         queue.popleft()
         self.total -= 1
@@ -151,9 +149,7 @@ class HoldQueues:
         with core.lock:
             while self.retry:
                 m, partition = self.retry[0]
-                try:
-                    core.dispatch(m, partition, NORMAL)
-                except BufferError:
+                if not core.resend(m, partition, NORMAL):
                     return
                 self.retry.popleft()
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from confluent_kafka import KafkaError, Message
+from confluent_kafka import KafkaError, KafkaException, Message
 
 from mutepro.detect.model import MuteReason, Verdict
 from mutepro.logs import get_logger
@@ -397,6 +397,9 @@ class Rescuer:
                         except BufferError:
                             core.counters.requeued += requeued
                             requeued = -1  # the queue is full: the rest go the long way (retried in order)
+                        except KafkaException as err:  # e.g. _UNKNOWN_TOPIC: its failed report (see Core.resend)
+                            core.fail(OutMessage.from_report(msg, cb), err.args[0], before)
+                            continue
                     target = self.redispatch(cb, kind, msg, held_back)
                     if target is not None and target != before:
                         counts = moved.setdefault((topic, before), {})
@@ -487,9 +490,7 @@ class Rescuer:
         moves[target] = moves.get(target, 0) + 1
 
     def _resend(self, m: OutMessage, partition: int, kind: int) -> None:
-        try:
-            self._core.dispatch(m, partition, kind & ~(PROBE | UNCOUNTED))
-        except BufferError:
+        if not self._core.resend(m, partition, kind & ~(PROBE | UNCOUNTED)):
             self._holds.retry_later(m, partition)
 
 

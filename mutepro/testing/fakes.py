@@ -83,6 +83,8 @@ class FakeInnerProducer:
         self.config: dict[str, Any] = {}
         self.purges: list[tuple[bool, bool]] = []
         self.closed = False
+        # produce() to these raises KafkaException(_UNKNOWN_TOPIC), as librdkafka once its metadata lacks the topic
+        self.unknown_topics: set[str] = set()
 
     def factory(self, config: dict[str, Any]) -> FakeInnerProducer:
         """The ``_inner_factory`` of MuteProducer: keeps the final librdkafka config, returns this fake."""
@@ -98,6 +100,10 @@ class FakeInnerProducer:
         # confluent-kafka's positional order (the C fast path passes all eight positionally)
         if len(self) >= self.capacity:
             raise BufferError("Local: Queue full")
+        if topic in self.unknown_topics:
+            raise confluent_kafka.KafkaException(
+                confluent_kafka.KafkaError(confluent_kafka.KafkaError._UNKNOWN_TOPIC, "Local: Unknown topic")
+            )
         sent = Sent(topic, value, key, partition, on_delivery or callback, timestamp, headers)
         self.sent.append(sent)
         self.pending.append(sent)

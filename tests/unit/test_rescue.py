@@ -60,6 +60,22 @@ class TestRescueOfAMutedPartition:
         assert h.producer.flush(1) == 0 and [c for c, _ in h.reports] == [None] * 6
         h.close()
 
+    def test_a_resend_refused_by_librdkafka_is_that_messages_failed_report(self, accelerate: bool) -> None:
+        """The topic vanished from librdkafka's metadata before the rescue re-sent its queue (_UNKNOWN_TOPIC): each
+        message gets that error as its report, and the driver goes on (it used to die on the exception)."""
+        h = Harness(accelerate)
+        for i in range(10):
+            h.producer.produce(TOPIC, f"{i}".encode(), on_delivery=h.callback)
+        victim = h.fake.sent[0].partition
+        h.fake.unknown_topics.add(TOPIC)
+        h.producer.mute_manager.mute(TOPIC, victim)
+        h.tick()
+        h.tick()
+        assert h.producer.flush(1) == 0
+        assert [c for c, _ in h.reports] == [KafkaError._UNKNOWN_TOPIC] * 10
+        assert h.producer.counters.failed == 10
+        h.close()
+
     def test_explicit_partitions_are_never_moved(self, accelerate: bool) -> None:
         """partition= given by the application: re-sent to that same (muted) partition."""
         h = Harness(accelerate)
