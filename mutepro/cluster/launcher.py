@@ -334,7 +334,10 @@ class LocalCluster:
                         f"\n--- {node.log_file} (tail) ---\n{node.log_tail()}"
                     )
             with contextlib.suppress(Exception):
-                seen = {b.node_id: b.rack for b in self.describe_brokers(timeout_s=2.0)}
+                # never look past the deadline: one look may take up to 3 s, and a broker that registered
+                # meanwhile made start() return instead of timing out (CI, startup_timeout_s=0.5)
+                left = max(0.1, min(2.0, deadline - time.monotonic()))
+                seen = {b.node_id: b.rack for b in self.describe_brokers(timeout_s=left)}
                 if all(seen.get(b) == self.brokers[b].rack for b in wanted):
                     return
             if time.monotonic() > deadline:
