@@ -505,7 +505,7 @@ def in_enqueue_order(
         if enqueued is not None:
             last = enqueued
         keyed.append((last, i, (cb, kind, msg)))
-    keyed.sort(key=lambda item: (item[0], item[1]))
+    keyed.sort()  # i is unique: tuple order never compares the payload (a key function cost ~1 us a message)
     return [item[2] for item in keyed]
 
 
