@@ -11,18 +11,24 @@ from tests.unit._producer_fakes import PATHS, TOPIC, Harness, keys_by_home
 HEADER = "x-mutepro-rescued-from"
 
 
+def _muted_with_queue(h: Harness) -> tuple[int, list[bytes]]:
+    """Ten unkeyed messages queued, then the first one's partition muted and one tick: (partition, its values)."""
+    for i in range(10):
+        h.producer.produce(TOPIC, f"{i}".encode(), on_delivery=h.callback)
+    victim = h.fake.sent[0].partition
+    queued = h.values(victim)
+    h.producer.mute_manager.mute(TOPIC, victim)
+    h.tick()
+    return victim, queued
+
+
 @pytest.mark.parametrize("accelerate", PATHS)
 class TestRescueOfAMutedPartition:
     def test_unkeyed_messages_move_off_the_muted_partition_in_order(self, accelerate: bool) -> None:
         """The muted partition's queued unkeyed messages are purged and re-sent elsewhere, in produce order, each
         with the rescue header naming the partition they left."""
         h = Harness(accelerate)
-        for i in range(10):
-            h.producer.produce(TOPIC, f"{i}".encode(), on_delivery=h.callback)
-        victim = h.fake.sent[0].partition
-        queued = h.values(victim)
-        h.producer.mute_manager.mute(TOPIC, victim)
-        h.tick()
+        victim, queued = _muted_with_queue(h)
         assert h.fake.purges == [(True, False)]
         moved = [s for s in h.fake.pending if (HEADER, str(victim).encode()) in (s.headers or [])]
         assert [s.value for s in moved] == queued and all(s.partition != victim for s in moved)
@@ -461,19 +467,11 @@ def test_a_probe_purged_by_another_partitions_rescue_counts_as_failed(accelerate
 
 @pytest.mark.parametrize("accelerate", PATHS)
 class TestRescueDelay:
-    def _muted_with_queue(self, h: Harness) -> tuple[int, list[bytes]]:
-        for i in range(10):
-            h.producer.produce(TOPIC, f"{i}".encode(), on_delivery=h.callback)
-        victim = h.fake.sent[0].partition
-        queued = h.values(victim)
-        h.producer.mute_manager.mute(TOPIC, victim)
-        h.tick()
-        return victim, queued
 
     def test_by_default_a_queue_still_stuck_a_second_after_the_mute_is_rescued(self, accelerate: bool) -> None:
         """rescue.after_ms (default 1,000): nothing purged at the mute; 1.1 s later, still stuck, it is moved."""
         h = Harness(accelerate, rescue={})
-        victim, queued = self._muted_with_queue(h)
+        victim, queued = _muted_with_queue(h)
         assert h.fake.purges == [] and h.values(victim) == queued
         for _ in range(22):
             h.tick(0.05)
@@ -484,7 +482,7 @@ class TestRescueDelay:
     def test_a_queue_that_drains_before_the_delay_is_never_purged(self, accelerate: bool) -> None:
         """The broker answers 0.5 s after the mute (a pause, not a stall): no purge, nothing re-sent."""
         h = Harness(accelerate, rescue={"after_ms": 1000})
-        victim, _ = self._muted_with_queue(h)
+        victim, _ = _muted_with_queue(h)
         for _ in range(10):
             h.tick(0.05)
         h.fake.deliver(TOPIC, victim)
@@ -496,7 +494,7 @@ class TestRescueDelay:
     def test_a_partition_unmuted_before_the_delay_is_not_rescued(self, accelerate: bool) -> None:
         """Unmuted 0.2 s after its mute: its queue goes on to its broker, no purge."""
         h = Harness(accelerate, rescue={"after_ms": 1000})
-        victim, queued = self._muted_with_queue(h)
+        victim, queued = _muted_with_queue(h)
         h.tick(0.2)
         h.producer.mute_manager.unmute(TOPIC, victim)
         for _ in range(22):
