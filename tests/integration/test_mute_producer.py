@@ -140,6 +140,35 @@ class TestStalledBroker:
         producer.close()
 
 
+class TestRescueDelay:
+    @pytest.mark.parametrize("after_ms", [0, 60_000], ids=["rescue-at-the-mute", "rescue-after-60s"])
+    def test_a_pause_that_ends_before_rescue_after_ms_costs_no_purge(
+        self, kafka_cluster: LocalCluster, topic_factory, after_ms: int
+    ) -> None:
+        """Broker 2 stopped until its partitions are muted, then resumed: with rescue.after_ms 60 s its queue drains
+        by itself and nothing is purged; the same pause with 0 is rescued (the control: this test can fail)."""
+        topic = topic_factory(replica_assignment=RF1)
+        ledger = Ledger()
+        # one request in flight per broker: what broker 2 did not take stays in librdkafka's queue, where a purge
+        # (in_queue) reaches it -- with many in flight the control could find nothing to purge
+        conf = kafka_cluster.client_config(**{"linger.ms": 5, "max.in.flight.requests.per.connection": 1})
+        producer = MuteProducer(conf, policy=_policy(rescue={"after_ms": after_ms}))
+        _warm(producer, topic, ledger)
+        with BackgroundLoad(producer, topic, ledger, rate=400) as load:
+            with kafka_cluster.stalled(2):
+                assert wait_for(lambda: _muted(producer, topic) >= ON_BROKER_2, 30, step=lambda: producer.poll(0.1))
+            mark = len(load.sent)
+            assert wait_for(lambda: len(load.sent) >= mark + 200, 30, step=lambda: producer.poll(0.1))
+            load.stop()
+        assert producer.flush(60) == 0
+        assert ledger.failed == {} and ledger.reports == len(load.sent) + 60
+        if after_ms:
+            assert producer.counters.rescued == 0 and producer.counters.requeued == 0
+        else:
+            assert producer.counters.rescued > 0
+        producer.close()
+
+
 class TestKilledBroker:
     def test_unmute_after_leadership_moves(self, kafka_cluster: LocalCluster, topic_factory) -> None:
         """RF=3: the killed leader's partitions are muted, then unmuted when leadership moves to a live broker."""
