@@ -140,11 +140,15 @@ class Core:
         except BufferError:
             return False
         except KafkaException as err:
-            error = err.args[0] if err.args and isinstance(err.args[0], KafkaError) else KafkaError(KafkaError._FAIL)
-            if kind & PROBE:
-                self.manager.probe_result(m.topic, partition, False)  # a probe never sent has failed
-            self.fail(m, error, partition)
+            self.refused(m, err, partition, kind)
         return True
+
+    def refused(self, m: OutMessage, err: KafkaException, partition: int, kind: int) -> None:
+        """A re-send librdkafka refused (see :meth:`resend`): the message's failed report, with librdkafka's error."""
+        error = err.args[0] if err.args and isinstance(err.args[0], KafkaError) else KafkaError(KafkaError._FAIL)
+        if kind & PROBE:
+            self.manager.probe_result(m.topic, partition, False)  # a probe never sent has failed
+        self.fail(m, error, partition)
 
     def fail(self, m: OutMessage, error: KafkaError, partition: int) -> None:
         """Give a message that never reached librdkafka its final, failed report now (served by poll)."""

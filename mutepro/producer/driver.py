@@ -3,9 +3,8 @@
 Every tick (``tick_interval_s``, 50 ms by default) :meth:`Driver.tick` serves pending delivery reports, feeds the
 partition tallies to the mute manager (its detectors and breakers), rescues the queues of newly muted partitions
 still stuck ``rescue.after_ms`` after the mute, releases holds and re-sends, logs the moves, and refreshes the
-adaptive weights. :meth:`Driver.load_metadata`
-runs on its own thread (``list_topics()`` can block for its whole timeout while a broker is stalled). librdkafka's
-statistics, error and throttle callbacks land here too.
+adaptive weights. :meth:`Driver.load_metadata` runs on its own thread (``list_topics()`` can block for its whole
+timeout while a broker is stalled). librdkafka's statistics, error and throttle callbacks land here too.
 """
 
 from __future__ import annotations

@@ -397,8 +397,8 @@ class Rescuer:
                         except BufferError:
                             core.counters.requeued += requeued
                             requeued = -1  # the queue is full: the rest go the long way (retried in order)
-                        except KafkaException as err:  # e.g. _UNKNOWN_TOPIC: its failed report (see Core.resend)
-                            core.fail(OutMessage.from_report(msg, cb), err.args[0], before)
+                        except KafkaException as err:  # e.g. _UNKNOWN_TOPIC (see Core.resend)
+                            core.refused(OutMessage.from_report(msg, cb), err, before, kind)
                             continue
                     target = self.redispatch(cb, kind, msg, held_back)
                     if target is not None and target != before:
