@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import time
 import uuid
 
 from confluent_kafka.admin import AdminClient, NewTopic
@@ -32,9 +33,14 @@ def main() -> None:
         ) as producer:
             producer.wait_for_topic(topic, 30)
             with cluster.stalled(2):
+                # A steady stream of 20,000 events over about 2 s. Unkeyed events stick to one partition for
+                # 10 ms at a time (sticky partitioning), so a stream reaches every partition, the stalled ones
+                # too; a burst done in 60 ms would pick only ~6 partitions and might miss both of broker 2's.
                 for i in range(20_000):
                     producer.produce(topic, value=f"event-{i}".encode(), on_delivery=report)
                     producer.poll(0)
+                    if i % 100 == 99:
+                        time.sleep(0.01)
                 producer.flush(10)
                 print("muted while broker 2 is stalled:", producer.mute_manager.muted_partitions())
                 print("delivered while broker 2 is stalled:", sum(delivered.values()), "of 20000")
