@@ -165,7 +165,7 @@ class MuteproApi:
         another worker muted)."""
         deadline = time.monotonic() + timeout
         if self._manager.snapshot(topic) is None:
-            self._core.wanted_topics.add(topic)
+            self._core.want_metadata(topic)
         while not self._topic_ready(topic):
             left = deadline - time.monotonic()
             if left <= 0:

@@ -24,6 +24,8 @@ from mutepro.producer.serving import ReportServing
 log = get_logger("mutepro.producer")
 
 _METADATA_REFRESH_S = 10.0
+#: how soon a topic wanted but not loaded yet (unknown to the cluster, or waiting for librdkafka) is looked up again
+METADATA_RETRY_S = 0.05
 _WEIGHTS_REFRESH_S = 0.1
 
 
@@ -86,8 +88,10 @@ class Driver:
                 )
         self._refresh_weights(now)
 
-    def load_metadata(self, now: float) -> None:
-        """Load the metadata of topics produced to before it was known, and refresh the known ones now and then."""
+    def load_metadata(self, now: float) -> float:
+        """Load the metadata of topics produced to before it was known, and refresh the known ones now and then.
+        Returns the seconds until the next round has work: soon while a wanted topic is still unknown, else when
+        the first refresh falls due (:meth:`Core.want_metadata` wakes the thread earlier)."""
         core = self._core
         manager = core.manager
         due = [t for t in manager.known_topics() if now - self._topic_checked.get(t, 0.0) > _METADATA_REFRESH_S]
@@ -111,6 +115,12 @@ class Driver:
                         tally.warm[p] = tally.sent[p]  # delivered before tracking: warm, every tracked send judged
             manager.ensure_topic(topic, len(tmd.partitions), leaders)
             core.wanted_topics.discard(topic)
+        if core.wanted_topics:
+            return METADATA_RETRY_S
+        checked = [self._topic_checked.get(t, 0.0) for t in manager.known_topics()]
+        if not checked:
+            return _METADATA_REFRESH_S
+        return min(_METADATA_REFRESH_S, max(METADATA_RETRY_S, min(checked) + _METADATA_REFRESH_S - now))
 
     def _refresh_weights(self, now: float) -> None:
         if now - self._weights_at < _WEIGHTS_REFRESH_S:

@@ -41,7 +41,7 @@ from mutepro.policy.schema import TopicPolicy
 from mutepro.producer import accel, compat, options
 from mutepro.producer.api import ClientPassthrough, MuteproApi
 from mutepro.producer.core import Clock, Core, GatedLock
-from mutepro.producer.driver import Driver
+from mutepro.producer.driver import METADATA_RETRY_S, Driver
 from mutepro.producer.holds import HoldQueues
 from mutepro.producer.message import NORMAL, DeliveryCallback, keeping_headers
 from mutepro.producer.metrics import MuteproCollector, ProducerCounters, register_prometheus, unregister_prometheus
@@ -58,7 +58,6 @@ log = get_logger("mutepro.producer")
 #: ``(config) -> the wrapped producer``: confluent_kafka's C class by default, a fake in unit tests.
 InnerFactory = Callable[[dict[str, Any]], Any]
 
-_METADATA_POLL_S = 0.05
 #: The producing thread serves delivery reports inline every this many messages (see _serve_reports).
 _INLINE_POLL_EVERY = 256
 
@@ -230,6 +229,8 @@ class MuteProducer(ClientPassthrough, MuteproApi):
                 )
                 thread.start()
                 self._threads.append(thread)
+            # the metadata thread sleeps until a refresh is due: wake it when the producer goes, so it ends now
+            weakref.finalize(self, self._core.metadata_wanted.set)
 
     # -- the confluent_kafka.Producer API ----------------------------------------------------------------
 
@@ -401,6 +402,7 @@ class MuteProducer(ClientPassthrough, MuteproApi):
         self._closed = self._slow.closed = True
         self._serving.closing()
         self._stop.set()
+        self._core.metadata_wanted.set()  # the metadata thread may be asleep until its next refresh
         for thread in self._threads:
             thread.join(5)
         self._inner.close()  # serves the last reports (purged ones) into the callback queue
@@ -476,10 +478,17 @@ class MuteProducer(ClientPassthrough, MuteproApi):
 
     def _metadata_loop(self) -> None:
         """Load and refresh topic metadata on its own thread: list_topics() blocks up to its timeout (a stalled
-        broker makes it wait), and the driver thread must not stop judging partitions meanwhile."""
+        broker makes it wait), and the driver thread must not stop judging partitions meanwhile. Between rounds
+        it sleeps until the next one has work or :meth:`Core.want_metadata` (or close) wakes it."""
+        wanted = self._core.metadata_wanted
         try:
-            while not self._stop.wait(_METADATA_POLL_S):
-                self._load_metadata(self._clock())
+            idle = METADATA_RETRY_S
+            while not self._stop.is_set():
+                wanted.wait(idle)
+                wanted.clear()  # before the round: a topic wanted during it wakes the next wait at once
+                if self._stop.is_set():
+                    return
+                idle = self._load_metadata(self._clock())
         except BaseException as err:  # surfaced to the application on its next poll/flush
             self._driver_error = err
 
@@ -487,8 +496,8 @@ class MuteProducer(ClientPassthrough, MuteproApi):
         """One driver round (see :class:`~mutepro.producer.driver.Driver`)."""
         self._driver_part.tick(now)
 
-    def _load_metadata(self, now: float) -> None:
-        self._driver_part.load_metadata(now)
+    def _load_metadata(self, now: float) -> float:
+        return self._driver_part.load_metadata(now)
 
     # -- librdkafka's callbacks (handed to the wrapped producer before the parts exist) --------------------
 

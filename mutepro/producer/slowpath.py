@@ -41,7 +41,7 @@ class SlowPath:
         if snap is None:
             # Metadata not known yet: the driver thread loads it in the background; meanwhile librdkafka
             # partitions the message exactly as the plain client would.
-            core.wanted_topics.add(topic)
+            core.want_metadata(topic)
         try:
             if partition is not None and partition != -1:
                 # as given, also when negative: librdkafka answers with the plain client's error (-1 alone means

@@ -6,7 +6,10 @@ from __future__ import annotations
 import pytest
 from confluent_kafka import KafkaError
 
-from tests.unit._producer_fakes import PARTITIONS, PATHS, TOPIC, Harness
+from mutepro import MuteProducer
+from mutepro.producer.driver import _METADATA_REFRESH_S, METADATA_RETRY_S
+from mutepro.testing.fakes import FakeInnerProducer
+from tests.unit._producer_fakes import CONF, PARTITIONS, PATHS, TOPIC, Harness
 
 
 @pytest.mark.parametrize("accelerate", PATHS)
@@ -96,3 +99,42 @@ class TestFirstStall:
         self._stall(h, TOPIC, 2)
         assert h.producer.mute_manager.muted_partitions() == {}
         h.close()
+
+
+class TestMetadataSchedule:
+    """The metadata thread sleeps until it has work: a wanted topic, a refresh due, or a close."""
+
+    def test_a_round_with_nothing_wanted_sleeps_until_the_refresh_is_due(self) -> None:
+        """Just loaded, nothing wanted: the next round is a whole refresh interval away, then less as time passes."""
+        h = Harness(False)
+        assert h.producer._load_metadata(h.clock()) == pytest.approx(_METADATA_REFRESH_S)
+        h.clock.advance(4.0)
+        assert h.producer._load_metadata(h.clock()) == pytest.approx(_METADATA_REFRESH_S - 4.0)
+        h.close()
+
+    def test_a_topic_still_unknown_is_looked_up_again_soon(self) -> None:
+        """A send to a topic the cluster does not know yet: the round says retry in METADATA_RETRY_S."""
+        h = Harness(False)
+        h.producer.produce("not-yet", b"x")
+        assert h.producer._load_metadata(h.clock()) == METADATA_RETRY_S
+        h.close()
+
+    def test_a_send_to_an_unknown_topic_wakes_the_thread(self) -> None:
+        """want_metadata() sets the event the sleeping thread waits on, once per topic until it is loaded."""
+        h = Harness(False)
+        wanted = h.producer._core.metadata_wanted
+        h.producer._load_metadata(h.clock())
+        wanted.clear()
+        h.fake.topics["fresh"] = 3
+        h.producer.produce("fresh", b"x")
+        assert wanted.is_set()
+        h.close()
+
+    def test_close_wakes_a_sleeping_metadata_thread(self) -> None:
+        """A real producer's metadata thread asleep for a refresh interval ends as soon as close() is called."""
+        fake = FakeInnerProducer({TOPIC: PARTITIONS})
+        producer = MuteProducer(dict(CONF), _inner_factory=fake.factory)
+        threads = list(producer._threads)
+        assert threads and all(t.is_alive() for t in threads)
+        producer.close()
+        assert not any(t.is_alive() for t in threads)
