@@ -83,16 +83,18 @@ class SlowCallDetector:
         if not warm and silent_s <= stall_after:
             return None  # a cold partition's first messages: only its stall, after warm-up, is a verdict
         if stuck and silent_s > stall_after:
-            return Verdict(
-                MuteReason.SLOW_CALL,
-                {
-                    "stalled": 1,
-                    "no_report_for_s": round(silent_s, 3),
-                    "threshold_s": self.threshold_s,
-                    "stuck": stuck,
-                    "oldest_age_s": round(load.oldest_age_s, 3) if load.oldest_age_s is not None else 0.0,
-                },
-            )
+            detail: dict[str, float | int | str] = {
+                "stalled": 1,
+                "no_report_for_s": round(silent_s, 3),
+                "threshold_s": self.threshold_s,
+                "stuck": stuck,
+                "oldest_age_s": round(load.oldest_age_s, 3) if load.oldest_age_s is not None else 0.0,
+            }
+            if not self._ever_reported and silent_s <= self.warm_up_s:
+                # warm only by its first (unjudged) deliveries: a verdict only if its whole leader is silent
+                # (mute.verdicts.cold_stalls_of_silent_leaders)
+                detail["cold"] = 1
+            return Verdict(MuteReason.SLOW_CALL, detail)
         if calls == 0 or calls < self._minimum:
             return None
         rate = slow / calls

@@ -26,6 +26,8 @@ class PartitionRecord:
         "active_at",
         "breaker",
         "closed_at",
+        "delivered",
+        "delivered_at",
         "detectors",
         "forced_by",
         "fresh_since",
@@ -54,6 +56,10 @@ class PartitionRecord:
         # The outlier rule compares a partition with the topic's *active* ones: sent to within ACTIVE_S.
         self.last_sent = 0
         self.active_at: float | None = None
+        # Messages delivered so far (sent - outstanding at the last scan) and when that last grew: a leader that
+        # delivered any partition's messages lately is answering (see verdicts.live_leaders).
+        self.delivered = 0
+        self.delivered_at: float | None = None
         # Reports fed to the detectors since they last judged, and when that was (see scan.QUIET_REJUDGE_S).
         self.reports = 0
         # whether any message of the partition got its report (a cold partition's first messages wait for more

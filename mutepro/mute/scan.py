@@ -17,6 +17,7 @@ from mutepro.mute.verdicts import (
     ACTIVE_S,
     Candidate,
     age_outliers,
+    cold_stalls_of_silent_leaders,
     congestion_outliers,
     oldest_by_leader,
     probe_limit,
@@ -83,6 +84,8 @@ def scan_topic(t: TopicRecord, load_of: LoadReader, now: float, busy: frozenset[
             continue
         load = load_of(t.name, p, now)
         closed_outstanding[p] = load.outstanding
+        if load.sent - load.outstanding != part.delivered:
+            part.delivered, part.delivered_at = load.sent - load.outstanding, now
         if part.fresh_since is not None:
             load = since_reset(part, load, now)
         if load.sent != part.last_sent:
@@ -105,6 +108,7 @@ def scan_topic(t: TopicRecord, load_of: LoadReader, now: float, busy: frozenset[
     t.not_closed = not_closed
     leader_peaks = oldest_by_leader(t, active_peaks)
     candidates = slow_on_its_own(t, candidates, leader_peaks)
+    candidates = cold_stalls_of_silent_leaders(t, candidates, now)
     judged = {c[1].partition for c in candidates}
     candidates += age_outliers(t, active_ages, active_peaks, judged, now, held, leader_peaks)
     factor = t.policy.congestion.outlier_factor

@@ -143,6 +143,37 @@ def slow_on_its_own(t: TopicRecord, candidates: list[Candidate], oldest: Mapping
     return kept
 
 
+def cold_stalls_of_silent_leaders(t: TopicRecord, candidates: list[Candidate], now: float) -> list[Candidate]:
+    """Keep the stall verdicts of partitions still in their warm-up (``cold``: their only reports so far were
+    the first, unjudged ones) only where the whole leader is silent: no partition of the topic it leads delivered
+    anything within the slow-call threshold.
+
+    Why: a broker stalled right after start-up must be muted at the threshold (1 s), not after the 5 s warm-up,
+    and it delivers nothing at all. A saturated producer's start over 1,200 partitions is the other case: each
+    partition's second batch waited 1-2 s behind the brokers' start-up work while every broker kept delivering
+    other partitions' batches; judging those partitions one by one muted 88-423 healthy partitions (broker 3's
+    400 at once through the broker rule) and cost 55-70 % of the throughput. Warm partitions are judged alone:
+    one partition stuck behind a slow follower while its leader serves the others is what KIP-693 is about.
+    """
+    cold = [c for c in candidates if c[2].reason == MuteReason.SLOW_CALL and c[2].detail.get("cold")]
+    if not cold:
+        return candidates
+    threshold = t.runtime.slow_threshold_s
+    live = {
+        part.leader for part in t.partitions.values()
+        if part.delivered_at is not None and now - part.delivered_at <= threshold
+    }
+    dropped = [c for c in cold if c[1].leader in live]
+    if not dropped:
+        return candidates
+    log.debug(
+        "cold_stalls_ignored", topic=t.name, partitions=len(dropped), leaders=sorted({c[1].leader for c in dropped}),
+        reason="their leaders deliver other partitions' messages: start-up, not a stall",
+    )
+    gone = {id(c) for c in dropped}
+    return [c for c in candidates if id(c) not in gone]
+
+
 #: A partition sent nothing for longer than this is left out of the outlier rule's reference: a topic whose keys
 #: all live on one partition has no peers to compare with, and an idle partition's "nothing outstanding" says
 #: nothing about its leader.

@@ -93,6 +93,28 @@ class TestFirstStall:
         assert h.producer.mute_manager.muted_partitions() == {"fresh": [1]}
         h.close()
 
+    def test_a_cold_stall_whose_leader_delivers_other_partitions_waits_for_the_warm_up(self, accelerate: bool) -> None:
+        """Right after its first deliveries a partition waits past the threshold while its leader keeps delivering
+        another partition (a saturated start over many partitions): not muted at 0.6 s; still stuck after the
+        5 s warm-up, it is."""
+        h = Harness(accelerate, leaders={0: 1, 1: 1, 2: 2, 3: 2}, **_STALL_RULE)
+        h.warm()
+        for i in range(4):
+            h.producer.produce(TOPIC, f"s{i}".encode(), partition=2)
+
+        def tick_with_leader_2_delivering(seconds: float) -> None:
+            for _ in range(round(seconds / 0.05)):
+                h.producer.produce(TOPIC, b"alive", partition=3)
+                h.fake.deliver(TOPIC, 3)
+                h.producer.poll(0)
+                h.tick(0.05)
+
+        tick_with_leader_2_delivering(0.6)
+        assert h.producer.mute_manager.muted_partitions() == {}
+        tick_with_leader_2_delivering(5.0)
+        assert h.producer.mute_manager.muted_partitions() == {TOPIC: [2]}
+        h.close()
+
     def test_a_partition_that_never_delivered_keeps_its_cold_start(self, accelerate: bool) -> None:
         """Without any delivery the partition may still be waiting for its first connection: not muted at 0.6 s."""
         h = Harness(accelerate, **_STALL_RULE)
