@@ -538,15 +538,28 @@ class TestReporter:
         reporter("boom", Msg("t", rig.inner.calls[-1][3]))
         assert got == [headers] and type(got[0]) is type(headers)
 
-    def test_errors_and_cold_partitions_go_to_python(self) -> None:
-        """Failed reports, and successes before the partition's first judged delivery, take _on_report."""
+    def test_errors_go_to_python(self) -> None:
+        """A failed report takes _on_report; the C reporter counts nothing for it."""
         rig = Rig()
         reporter = self._sent(rig, None)
         p = rig.inner.calls[-1][3]
         reporter("boom", FakeMsg("t", p))
+        assert [r[2] for r in rig.reports] == ["boom"] and rig.tally.reported[p] == 0
+
+    def test_a_cold_partitions_first_delivery_warms_it_without_python(self) -> None:
+        """The first success of a partition that never delivered marks what was sent so far as not judged (warm =
+        sent), in C: no _on_report, counted as reported but not judged; a message sent after it is judged."""
+        rig = Rig()
+        reporter = self._sent(rig, None)
+        p = rig.inner.calls[-1][3]
         rig.tally.warm[p] = -1
+        sent = rig.tally.sent[p]
         reporter(None, FakeMsg("t", p))
-        assert [r[2] for r in rig.reports] == ["boom", None] and rig.tally.reported[p] == 0
+        assert rig.reports == []
+        assert rig.tally.warm[p] == sent and rig.tally.reported[p] == 1 and rig.tally.ok[p] == 0
+        rig.tally.sent[p] += 1  # one more message of the partition, sent after it warmed
+        reporter(None, FakeMsg("t", p))
+        assert rig.tally.reported[p] == 2 and rig.tally.ok[p] == 1 and rig.reports == []
 
     def test_exception_in_a_direct_callback_propagates(self) -> None:
         """A callback's exception reaches the poll that ran it, as with the plain client."""
