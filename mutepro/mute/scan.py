@@ -22,6 +22,7 @@ from mutepro.mute.verdicts import (
     oldest_by_leader,
     probe_limit,
     slow_on_its_own,
+    slow_rates_still_waiting,
     without_saturation,
 )
 
@@ -109,6 +110,7 @@ def scan_topic(t: TopicRecord, load_of: LoadReader, now: float, busy: frozenset[
     leader_peaks = oldest_by_leader(t, active_peaks)
     candidates = slow_on_its_own(t, candidates, leader_peaks)
     candidates = cold_stalls_of_silent_leaders(t, candidates, now)
+    candidates = slow_rates_still_waiting(candidates)
     judged = {c[1].partition for c in candidates}
     candidates += age_outliers(t, active_ages, active_peaks, judged, now, held, leader_peaks)
     factor = t.policy.congestion.outlier_factor

@@ -143,6 +143,24 @@ def slow_on_its_own(t: TopicRecord, candidates: list[Candidate], oldest: Mapping
     return kept
 
 
+def slow_rates_still_waiting(candidates: list[Candidate]) -> list[Candidate]:
+    """Drop the slow-call *rate* verdicts of partitions that hold no message older than the threshold now: their
+    slow calls are delivered history, and the partition is not waiting on its leader any more.
+
+    Why: a saturated producer over many partitions writes each partition in rare sticky batches (1,200 partitions,
+    10 ms each: one batch per partition every ~12 s). One batch of 1,954 messages that took 1.1 s behind the
+    producer's own full queue filled a partition's whole window, "1,954 of 1,954 calls slow", and muted a healthy
+    partition after it had delivered (11-45 mutes in half the runs at 1,200 partitions, 0.46-0.71x). A partition
+    that is slow *now* still holds messages past the threshold (counted as ``stuck``): its verdict stands, and a
+    stalled one is judged by the stall rule anyway. Rate verdicts from a window of independent calls (an open
+    loop sending steadily to a slow partition) come with stuck messages too, since new ones keep waiting.
+    """
+    return [
+        c for c in candidates
+        if c[2].reason != MuteReason.SLOW_CALL or "slow_call_rate" not in c[2].detail or c[2].detail.get("stuck")
+    ]
+
+
 def cold_stalls_of_silent_leaders(t: TopicRecord, candidates: list[Candidate], now: float) -> list[Candidate]:
     """Keep the stall verdicts of partitions still in their warm-up (``cold``: their only reports so far were
     the first, unjudged ones) only where the whole leader is silent: no partition of the topic it leads delivered

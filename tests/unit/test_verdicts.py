@@ -19,6 +19,7 @@ from mutepro.mute.verdicts import (
     own_evidence_by_leader,
     probe_limit,
     slow_on_its_own,
+    slow_rates_still_waiting,
     without_saturation,
     written_by_leader,
 )
@@ -363,3 +364,28 @@ class TestProbeLimit:
         """No active peers (all muted, or one-partition traffic): the slow threshold."""
         t = topic()
         assert probe_limit(t, {}) == 1.0
+
+
+class TestSlowRatesStillWaiting:
+    def test_a_rate_verdict_with_nothing_waiting_now_is_dropped(self) -> None:
+        """One slow sticky batch, delivered: 1,954 of 1,954 calls slow, nothing stuck now -> no verdict."""
+        t = topic()
+        history = Verdict(MuteReason.SLOW_CALL, {"slow_call_rate": 1.0, "calls": 1954, "stuck": 0})
+        assert slow_rates_still_waiting(candidates(t, history, [0])) == []
+
+    def test_a_rate_verdict_with_messages_still_waiting_stands(self) -> None:
+        """A partition slow now (messages past the threshold still undelivered) keeps its rate verdict."""
+        t = topic()
+        now_slow = Verdict(MuteReason.SLOW_CALL, {"slow_call_rate": 0.9, "calls": 40, "stuck": 3})
+        assert len(slow_rates_still_waiting(candidates(t, now_slow, [0]))) == 1
+
+    def test_stall_outlier_and_other_verdicts_pass_untouched(self) -> None:
+        """Only the rate rule is filtered: stalls, outliers, failures and congestion keep their verdicts."""
+        t = topic()
+        stall = Verdict(MuteReason.SLOW_CALL, {"stalled": 1, "stuck": 4})
+        outlier = Verdict(MuteReason.SLOW_CALL, {"rule": "outlier", "oldest_age_s": 0.6})
+        kept = slow_rates_still_waiting(
+            candidates(t, stall, [0]) + candidates(t, outlier, [1]) + candidates(t, FAILING, [2])
+            + candidates(t, CONGESTED, [3])
+        )
+        assert [c[1].partition for c in kept] == [0, 1, 2, 3]
