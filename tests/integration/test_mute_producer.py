@@ -22,6 +22,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("producer_path")]
 # Broker 2 (rack-b) leads partitions 1 and 4 of every RF=1 topic made with this assignment.
 RF1 = [[1], [2], [3], [1], [2], [3]]
 ON_BROKER_2 = {1, 4}
+QUEUED = 3_000  # TestRescueDelay's explicit messages to partition 1 during the stall
 
 
 def _policy(**defaults: Any) -> dict[str, Any]:
@@ -156,12 +157,18 @@ class TestRescueDelay:
         _warm(producer, topic, ledger)
         with BackgroundLoad(producer, topic, ledger, rate=400) as load:
             with kafka_cluster.stalled(2):
+                # 3 MB for partition 1, more than one request to broker 2 takes (batch.size 1 MB): whatever the
+                # unkeyed load happened to send there before it steered away, messages wait in librdkafka's queue
+                # behind the request in flight, so the control always has something to purge
+                pad = bytes(1000)
+                for i in range(QUEUED):
+                    producer.produce(topic, value=f"q{i}|".encode() + pad, partition=1, on_delivery=ledger.callback)
                 assert wait_for(lambda: _muted(producer, topic) >= ON_BROKER_2, 30, step=lambda: producer.poll(0.1))
             mark = len(load.sent)
             assert wait_for(lambda: len(load.sent) >= mark + 200, 30, step=lambda: producer.poll(0.1))
             load.stop()
         assert producer.flush(60) == 0
-        assert ledger.failed == {} and ledger.reports == len(load.sent) + 60
+        assert ledger.failed == {} and ledger.reports == len(load.sent) + 60 + QUEUED
         if after_ms:
             assert producer.counters.rescued == 0 and producer.counters.requeued == 0
         else:
