@@ -57,7 +57,7 @@ class PartitionRecord:
         self.last_sent = 0
         self.active_at: float | None = None
         # Messages delivered so far (sent - outstanding at the last scan) and when that last grew: a leader that
-        # delivered any partition's messages lately is answering (see verdicts.live_leaders).
+        # delivered any partition's messages lately is answering (see verdicts.cold_stalls_of_silent_leaders).
         self.delivered = 0
         self.delivered_at: float | None = None
         # Reports fed to the detectors since they last judged, and when that was (see scan.QUIET_REJUDGE_S).

@@ -85,8 +85,9 @@ def scan_topic(t: TopicRecord, load_of: LoadReader, now: float, busy: frozenset[
             continue
         load = load_of(t.name, p, now)
         closed_outstanding[p] = load.outstanding
-        if load.sent - load.outstanding != part.delivered:
-            part.delivered, part.delivered_at = load.sent - load.outstanding, now
+        delivered = load.sent - load.outstanding
+        if delivered != part.delivered:
+            part.delivered, part.delivered_at = delivered, now
         if part.fresh_since is not None:
             load = since_reset(part, load, now)
         if load.sent != part.last_sent:
