@@ -237,6 +237,12 @@ class MuteBreaker:
             self._state = granted
             return True
 
+    def probe_wait(self) -> float | None:
+        """Seconds until :meth:`try_probe` could grant a probe (``inf``: not before a probe result comes back);
+        None when the breaker is not half-open."""
+        with self._lock:
+            return self._state.probe_wait(self._timing, self._clock())
+
     def probe_unsent(self) -> None:
         """A probe granted by :meth:`try_probe` could not be sent (librdkafka's queue was full): its slot is free."""
         with self._lock:

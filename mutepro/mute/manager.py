@@ -9,6 +9,7 @@ change, so the hot path never takes a lock here.
 
 from __future__ import annotations
 
+import math
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -124,6 +125,15 @@ class ProducerMuteManager:
         """Reserve one probe slot on a half-open partition."""
         part = self._find(topic, partition)
         return part is not None and part.breaker.try_probe()
+
+    def probe_wait(self, topic: str) -> float:
+        """Seconds until some half-open partition of ``topic`` could take a probe: 0 now, ``inf`` when none can
+        before a probe result comes back (or none is half-open)."""
+        t = self._topics.get(topic)
+        if t is None:
+            return math.inf
+        waits = (w for p in t.probing if (part := t.partitions.get(p)) and (w := part.breaker.probe_wait()) is not None)
+        return min(waits, default=math.inf)
 
     def probe_unsent(self, topic: str, partition: int) -> None:
         """Give back a probe slot :meth:`try_probe` reserved for a message that could not be sent."""

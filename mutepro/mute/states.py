@@ -8,6 +8,7 @@ state machine as a whole.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from enum import StrEnum
@@ -185,6 +186,11 @@ class State:
         """The state after granting one probe, or None when no probe may go."""
         return None
 
+    def probe_wait(self, timing: Timing, now: float) -> float | None:
+        """Seconds until :meth:`try_probe` could grant a probe (``inf``: not before a probe result); None: this
+        state takes no probes."""
+        return None
+
     def on_probe_result(self, ok: bool, timing: Timing) -> tuple[BreakerEvent | None, State]:
         return None, self  # a late result after the breaker moved on: ignored
 
@@ -297,6 +303,14 @@ class HalfOpen(_Muted):
         if self.last_probe_at is not None and now - self.last_probe_at < timing.probe_spacing_s:
             return None
         return replace(self, in_flight=self.in_flight + 1, last_probe_at=now)
+
+    def probe_wait(self, timing: Timing, now: float) -> float | None:
+        # the same two conditions as try_probe, as a time: every slot taken waits for a result, not for time
+        if self.successes + self.in_flight >= timing.half_open_probes:
+            return math.inf
+        if self.last_probe_at is None:
+            return 0.0
+        return max(0.0, self.last_probe_at + timing.probe_spacing_s - now)
 
     def on_probe_result(self, ok: bool, timing: Timing) -> tuple[BreakerEvent | None, State]:
         in_flight = max(0, self.in_flight - 1)

@@ -43,10 +43,15 @@ typedef struct {
     long stick_partition;
     double stick_deadline;
     long long stick_sent;
+    /* While probe_snap is the topic's snapshot and the clock is before probe_until, no half-open partition of
+     * the topic can take a probe (Python said so, defer_probes): the fast path keeps the topic's messages. */
+    PyObject *probe_snap;
+    double probe_until;
 } Tally;
 
 static PyTypeObject Tally_Type;
 static PyTypeObject Column_Type;
+static double monotonic_s(void);
 
 /* Kafka caps a topic far below this; the bound keeps ``cap * NFIELDS * 8`` far from overflowing and a typo
  * (``grow(10**12)``) from allocating the machine's memory. */
@@ -99,11 +104,13 @@ static int Tally_init(Tally *self, PyObject *args, PyObject *kwds) {
 
 static int Tally_traverse(Tally *self, visitproc visit, void *arg) {
     Py_VISIT(self->dict);
+    Py_VISIT(self->probe_snap);
     return 0;
 }
 
 static int Tally_clear(Tally *self) {
     Py_CLEAR(self->dict);
+    Py_CLEAR(self->probe_snap);
     return 0;
 }
 
@@ -150,9 +157,40 @@ static PyObject *Tally_get_stick(Tally *self, void *closure) {
     return PyLong_FromLong(self->stick_partition);
 }
 
+/* defer_probes(snap, seconds): for ``seconds`` (CLOCK_MONOTONIC, time.monotonic's clock) and as long as ``snap``
+ * is the topic's snapshot, no half-open partition of it can take a probe, so the fast path need not hand the
+ * topic's messages to Python to ask. Why: a half-open partition used to send *every* message of its topic to
+ * the Python path (~10x the cost) for the whole half-open period, 1-2 s per probe round (five probes 250 ms
+ * apart), although only one message per probe is a probe. A new snapshot (a partition changed state) ends the
+ * deferral at once. */
+static PyObject *Tally_defer_probes(Tally *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "defer_probes(snap, seconds)");
+        return NULL;
+    }
+    double seconds = PyFloat_AsDouble(args[1]);
+    if (seconds == -1.0 && PyErr_Occurred())
+        return NULL;
+    if (!(seconds >= 0.0)) {
+        PyErr_SetString(PyExc_ValueError, "seconds: must be >= 0 (a number, not NaN)");
+        return NULL;
+    }
+    PyObject *old = self->probe_snap;
+    self->probe_snap = Py_NewRef(args[0]);
+    self->probe_until = monotonic_s() + seconds;
+    Py_XDECREF(old);
+    Py_RETURN_NONE;
+}
+
+static PyObject *Tally_get_probe_snap(Tally *self, void *closure) {
+    return Py_NewRef(self->probe_snap != NULL ? self->probe_snap : Py_None);
+}
+
 static PyMemberDef Tally_members[] = {
     {"count", T_PYSSIZET, offsetof(Tally, count), READONLY, "partitions tracked"},
     {"slow_s", T_DOUBLE, offsetof(Tally, slow_s), 0, "slow-call threshold in seconds"},
+    {"probe_until", T_DOUBLE, offsetof(Tally, probe_until), READONLY,
+     "time.monotonic() until which probe_snap's half-open partitions take no probe (defer_probes)"},
     {NULL},
 };
 
@@ -165,6 +203,7 @@ static PyGetSetDef Tally_getset[] = {
     {"failed", (getter)tally_column, NULL, "judged failures since the last fold", (void *)COL_FAILED},
     {"warm", (getter)tally_column, NULL, "send count at the first delivery (-1: not yet)", (void *)COL_WARM},
     {"stick", (getter)Tally_get_stick, NULL, "the C fast path's sticky partition (None: none)", NULL},
+    {"probe_snap", (getter)Tally_get_probe_snap, NULL, "the snapshot defer_probes named (None: none)", NULL},
     {NULL},
 };
 
@@ -198,6 +237,8 @@ static PyMethodDef Tally_methods[] = {
     {"grow", (PyCFunction)Tally_grow, METH_O, "grow(count): track partitions up to count (never shrinks)"},
     {"busy", (PyCFunction)Tally_busy, METH_NOARGS,
      "busy(): partitions with messages outstanding or whose sent/reported moved since the last call"},
+    {"defer_probes", (PyCFunction)(void (*)(void))Tally_defer_probes, METH_FASTCALL,
+     "defer_probes(snap, seconds): snap's half-open partitions take no probe for that long"},
     {NULL},
 };
 
@@ -1125,12 +1166,14 @@ static PyObject *FastPath_produce(FastPath *fp, PyObject *const *args, size_t na
     Py_INCREF(t);
     PyObject *result = NULL, *muted = NULL, *writable_set = NULL, *reporter = NULL, *memo = NULL;
     long count, home = -1;
-    /* Muted partitions are fine here as long as none is half-open (the next message may have to be its probe:
-     * Python decides) -- unkeyed messages stick to writable partitions only, and a keyed message whose home is
+    /* Muted partitions are fine here as long as no probe is due on a half-open one (the next message may have to
+     * be its probe: Python decides) -- unkeyed messages stick to writable partitions only, and a keyed message whose home is
      * muted goes to Python for its keyed policy. Avoided partitions (closed, their leader stands out) are left
      * out of the writable set too, but keyed messages still go home to them. */
-    if (snap_view(fp, snap) < 0 || fp->snap_probing)
+    if (snap_view(fp, snap) < 0)
         goto to_slow;
+    if (fp->snap_probing && !(t->probe_snap == snap && monotonic_s() < t->probe_until))
+        goto to_slow; /* a probe may be due: Python grants it (and defers the next ask, Tally.defer_probes) */
     count = fp->snap_count;
     writable_set = fp->snap_writable; /* own references: pick() may run Python code that replaces the view */
     muted = fp->snap_muted;

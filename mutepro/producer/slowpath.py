@@ -4,6 +4,8 @@ where the message goes and carries the :class:`~mutepro.producer.routing.Decisio
 
 from __future__ import annotations
 
+import math
+import time
 from typing import Any
 
 from mutepro.partition.snapshot import TopicSnapshot
@@ -17,6 +19,9 @@ from mutepro.producer.tracker import UNASSIGNED
 #: Keys remembered per snapshot with their fallback partition (TopicSnapshot.reroute_memo): a job with more keys
 #: behind a muted partition than this sends the rest through this path, as before the memo.
 REROUTE_MEMO_MAX = 65_536
+#: While every probe slot of a topic's half-open partitions is taken (no probe before a result comes back), the C
+#: fast path still comes back here this often to ask: a result that frees a slot changes no snapshot.
+PROBE_RECHECK_S = 0.25
 _MEMO = (bytes, str)  # exactly these (hashing them runs no Python code): the C side looks keys up itself
 
 
@@ -91,6 +96,22 @@ class SlowPath:
             assert decision.error is not None
             counters.muted_fail += 1
             core.fail(OutMessage(topic, value, key, headers, timestamp, cb), decision.error, decision.partition)
+        if snap.probing:
+            self._defer_probes(topic, snap)
+
+    def _defer_probes(self, topic: str, snap: TopicSnapshot) -> None:
+        """Tell the topic's tally how long no probe can be granted, so the C fast path keeps its messages until
+        then (the probes of a half-open round go 250 ms apart: without this every message of the topic came
+        here for the whole round, to be told "no probe now")."""
+        core = self._core
+        if core.clock is not time.monotonic:
+            return  # the fast path times the deferral on CLOCK_MONOTONIC: an injected clock would not move it
+        wait = core.manager.probe_wait(topic)
+        if wait <= 0.0:
+            return
+        tally = core.tracker.topics.get(topic)
+        if tally is not None:
+            tally.defer_probes(snap, wait if wait != math.inf else PROBE_RECHECK_S)
 
 
 class ClosedPath:

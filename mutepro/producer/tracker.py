@@ -19,6 +19,7 @@ older than 0.62 s are #406..#420, i.e. 15 of them.
 from __future__ import annotations
 
 import bisect
+import time
 from collections.abc import Iterator, Sequence
 from typing import Any, overload
 
@@ -119,8 +120,8 @@ class TopicTally:
     driver thread only). The pure-Python twin of :class:`NativeTopicTally`; both pass the same tests."""
 
     __slots__ = (
-        "checkpoints", "count", "failed", "ok", "reported", "seen_reported", "seen_sent", "sent", "sent_bytes", "slow",
-        "slow_s", "warm",
+        "checkpoints", "count", "failed", "ok", "probe_snap", "probe_until", "reported", "seen_reported", "seen_sent",
+        "sent", "sent_bytes", "slow", "slow_s", "warm",
     )  # fmt: skip
 
     def __init__(self, count: int, slow_s: float) -> None:
@@ -137,6 +138,8 @@ class TopicTally:
         self.seen_sent: list[int] = []  # sent and reported when busy() last looked
         self.seen_reported: list[int] = []
         self.checkpoints: list[_Checkpoints] = []
+        self.probe_snap: Any = None
+        self.probe_until = 0.0
         self.grow(count)
 
     def grow(self, count: int) -> None:
@@ -151,6 +154,15 @@ class TopicTally:
         self.warm.extend([-1] * extra)
         self.checkpoints.extend(_Checkpoints() for _ in range(extra))
         self.count = count
+
+    def defer_probes(self, snap: Any, seconds: float) -> None:
+        """For ``seconds`` (``time.monotonic``), and while ``snap`` is the topic's snapshot, none of its half-open
+        partitions can take a probe (the C tally's ``defer_probes``: its fast path then keeps the topic's
+        messages; the pure path asks the breakers anyway)."""
+        if not seconds >= 0.0:
+            raise ValueError("seconds: must be >= 0 (a number, not NaN)")
+        self.probe_snap = snap
+        self.probe_until = time.monotonic() + seconds
 
     def busy(self) -> list[int]:
         """The partitions with messages outstanding, or whose sent or reported count moved since the last call

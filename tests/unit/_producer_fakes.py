@@ -43,9 +43,9 @@ class Harness:
 
     def __init__(
         self, accelerate: bool, conf: dict[str, Any] | None = None, leaders: dict[int, int] | None = None,
-        **policy: Any,
+        clock: Any = None, **policy: Any,
     ) -> None:
-        self.clock = FakeClock()
+        self.clock = clock if clock is not None else FakeClock()
         self.fake = FakeInnerProducer({TOPIC: PARTITIONS}, leader=leaders or 1)
         self.reports: list[tuple[int | None, Message]] = []
         self.producer = MuteProducer(
@@ -68,7 +68,8 @@ class Harness:
         return home
 
     def tick(self, advance: float = 0.05) -> None:
-        self.producer._tick(self.clock.advance(advance))
+        """One driver round, ``advance`` seconds later on a fake clock (on a real one: now)."""
+        self.producer._tick(self.clock.advance(advance) if isinstance(self.clock, FakeClock) else self.clock())
 
     def warm(self) -> None:
         """One delivered message per partition: the partitions' first deliveries are not judged."""

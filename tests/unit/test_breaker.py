@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import FrozenInstanceError
 from typing import Any
@@ -223,6 +224,23 @@ class TestHalfOpen:
             0,
             5.0,
         )
+
+    def test_probe_wait_says_when_the_next_probe_could_go(self, world: World) -> None:
+        """None outside half-open; 0 before the first probe; the rest of probe_spacing_s after one; inf while
+        every slot is taken (a success still counts against them); None again once a failure re-opens it."""
+        b = make(world, probe_spacing_s=0.25)
+        assert b.probe_wait() is None
+        to_half_open(b, world)
+        assert b.probe_wait() == 0.0 and b.try_probe() is True
+        world.advance(0.1)
+        assert b.probe_wait() == pytest.approx(0.15)
+        world.advance(0.15)
+        assert b.probe_wait() == 0.0 and b.try_probe() is True
+        assert b.probe_wait() == math.inf
+        b.probe_result(True)
+        assert b.probe_wait() == math.inf
+        b.probe_result(False)
+        assert b.state is S.OPEN and b.probe_wait() is None
 
     def test_success_frees_no_extra_probe_slot(self, world: World) -> None:
         """After one success only one more probe is granted (2 in total are needed)."""

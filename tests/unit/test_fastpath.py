@@ -10,6 +10,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 import weakref
 from collections import deque
 from pathlib import Path
@@ -87,6 +88,17 @@ class TestTally:
         t.grow(1)
         assert t.count == 40 and t.reported[1] == 4 and t.reported[39] == 0 and t.warm[39] == -1
 
+    def test_defer_probes_names_a_snapshot_and_a_deadline(self) -> None:
+        """defer_probes(snap, s) keeps the snapshot and time.monotonic() + s; a negative or NaN wait is refused."""
+        t = fp.Tally(1, 0.5)
+        assert t.probe_snap is None and t.probe_until == 0.0
+        snap = object()
+        t.defer_probes(snap, 2.0)
+        assert t.probe_snap is snap and 1.0 < t.probe_until - time.monotonic() <= 2.0
+        for bad in (-1.0, float("nan")):
+            with pytest.raises(ValueError, match="seconds"):
+                t.defer_probes(snap, bad)
+
     def test_slow_threshold_is_writable(self) -> None:
         """slow_s is a plain float attribute."""
         t = fp.Tally(1, 0.5)
@@ -111,6 +123,15 @@ class TestTrackerTwins:
         assert list(tally.sent) == [0, 5, 0, 0] and len(tally.checkpoints) == 4
         assert tracker.counts("t") == {0: 0, 1: 3, 2: 0, 3: 0} and tracker.total == 3
         assert isinstance(tally, TopicTally) != tracker.native
+
+    def test_both_tallies_defer_probes_alike(self, tracker: OutstandingTracker) -> None:
+        """defer_probes keeps the snapshot and a time.monotonic() deadline in both; a negative wait is refused."""
+        tally = tracker.ensure("t", 2, slow_s=1.0)
+        snap = object()
+        tally.defer_probes(snap, 5.0)
+        assert tally.probe_snap is snap and 4.0 < tally.probe_until - time.monotonic() <= 5.0
+        with pytest.raises(ValueError, match="seconds"):
+            tally.defer_probes(snap, -0.5)
 
     def test_native_needs_the_extension(self, monkeypatch: pytest.MonkeyPatch) -> None:
         """Asking for native counters without the extension is a clear error."""
@@ -307,6 +328,20 @@ class TestFastPathProduce:
         rig = Rig()
         rig.snapshots["t"] = TopicSnapshot.build("t", 6, [5], None, probing=[5])
         assert rig.fast.produce("t", b"v") == "slow" and rig.fast.produce("t", b"v", b"k") == "slow"
+
+    def test_deferred_probes_keep_a_half_open_topic_in_c(self) -> None:
+        """Python said no probe is due for this snapshot (defer_probes): unkeyed messages stay in C and off the
+        half-open partition; a lapsed deferral, or one for another snapshot, sends them to Python again."""
+        rig = Rig()
+        snap = TopicSnapshot.build("t", 6, [5], None, probing=[5])
+        rig.snapshots["t"] = snap
+        rig.tally.defer_probes(snap, 60.0)
+        assert all(rig.fast.produce("t", b"v") is None for _ in range(20))
+        assert 5 not in {c[3] for c in rig.inner.calls} and rig.slow_calls == []
+        rig.tally.defer_probes(snap, 0.0)
+        assert rig.fast.produce("t", b"v") == "slow"
+        rig.tally.defer_probes(TopicSnapshot.build("t", 6, [5], None, probing=[5]), 60.0)
+        assert rig.fast.produce("t", b"v") == "slow"
 
     def test_held_keys_gate_and_close_go_to_python(self) -> None:
         """Anything held, the producer lock held elsewhere, or a closed producer: Python decides."""

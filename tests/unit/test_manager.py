@@ -4,6 +4,7 @@ control, events, and state shared by two managers over memory and Redis. Fake cl
 from __future__ import annotations
 
 import itertools
+import math
 from collections.abc import Callable
 from dataclasses import FrozenInstanceError
 
@@ -503,6 +504,15 @@ class TestRecovery:
         assert rig.mgr.try_probe(T, 0) is False
         assert rig.mgr.try_probe(T, 42) is False
         assert rig.mgr.try_probe("other", 0) is False
+
+    def test_probe_wait_is_the_soonest_probe_of_the_topic(self, rig: Rig) -> None:
+        """probe_wait(topic): inf with nothing half-open (or an unknown topic); 0 while a half-open partition can
+        take a probe now; after one, the rest of probe_spacing_ms."""
+        assert rig.mgr.probe_wait(T) == math.inf and rig.mgr.probe_wait("other") == math.inf
+        to_half_open(rig, 2)
+        assert rig.mgr.probe_wait(T) == 0.0 and rig.mgr.try_probe(T, 2)
+        rig.clock.advance(0.1)
+        assert rig.mgr.probe_wait(T) == pytest.approx(0.15)
 
     def test_successful_probes_unmute(self, rig: Rig) -> None:
         """Two successful probes close the breaker: writable again, an unmute event, nothing probing."""
