@@ -84,3 +84,43 @@ def _ratio_panel(ax: Any, result: dict[str, Any]) -> None:
     ax.set_title("headline ratios (same cluster, same run)", fontsize=9)
     ax.legend(fontsize=7)
     ax.grid(axis="y", alpha=0.3)
+
+
+_EVENT_STYLE = {"mute": ("#d62728", "-"), "remute": ("#d62728", ":"), "unmute": ("#2ca02c", "-")}
+
+
+def plot_faults(result: dict[str, Any], path: Path) -> None:
+    """saturated_bench.py's fault runs: delivered msg/s per second of each producer, the fault window shaded and
+    MuteProducer's mute, re-mute and unmute moments marked (one line per moment, not per partition)."""
+    faults = result.get("faults", {})
+    fig, axes = plt.subplots(len(faults), 1, figsize=(11, 3.6 * len(faults)), squeeze=False)
+    for ax, (fault, entry) in zip(axes[:, 0], faults.items(), strict=True):
+        window = entry["mute"].get("fault_s")
+        if window:
+            ax.axvspan(window[0], window[1], color="#ffcccc", alpha=0.6, label=f"broker 2 {fault}")
+        for who in ("plain", "mute", "java"):
+            run = entry.get(who)
+            if run is None or "delivered_per_s" not in run:
+                continue
+            series = run["delivered_per_s"]
+            label = f"{_LABELS[who]}: during/before {run.get('during_over_pre')}, lost {run.get('lost')}"
+            ax.plot([i + 0.5 for i in range(len(series))], series, color=_COLORS[who], lw=1.6, label=label)
+        seen: set[tuple[str, float]] = set()
+        for event in entry["mute"].get("events", []):
+            style = _EVENT_STYLE.get(event["kind"])
+            moment = (event["kind"], round(event["t"], 1))
+            if style is None or moment in seen:
+                continue
+            label = event["kind"] if event["kind"] not in {k for k, _ in seen} else None
+            seen.add(moment)
+            ax.axvline(event["t"], color=style[0], ls=style[1], lw=0.9, label=label)
+        ax.set_title(f"saturated closed loop, default policy: broker 2 {fault}", fontsize=9)
+        ax.set_xlabel("seconds since the run's start")
+        ax.set_ylabel("delivered msg/s")
+        ax.set_ylim(bottom=0)
+        ax.legend(fontsize=7, loc="lower left")
+        ax.grid(alpha=0.3)
+    fig.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

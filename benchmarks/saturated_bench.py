@@ -39,12 +39,13 @@ import threading
 import time
 import uuid
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import confluent_kafka
 from bench_load import DELIVERED, KEYS, VALUE_BYTES, Recorder
+from bench_plot import plot_faults
 from bench_report import median
 from confluent_kafka.admin import AdminClient
 from java_peer import JAVA_PROPS, java_available, run_peer
@@ -269,7 +270,8 @@ class Bench:
             "accepted": res.accepted, "delivered": rec.delivered, "failed": rec.failed, "duplicates": rec.duplicates,
             "lost": res.accepted - rec.delivered - rec.failed, "send_blocked_s": extra["send_blocked_s"],
             "pre_msgs_s": rate(start_at, f0), "during_msgs_s": rate(f0, f1), "after_msgs_s": rate(f1, f1 + third),
-            "java_props": props,
+            "java_props": props, "fault_s": [round(third, 3), round(2 * third, 3)],
+            "delivered_per_s": _per_second(times, start_at, f1 + third),
         }  # fmt: skip
 
     def fault(self, kind: str, fault: str, run_s: float) -> dict[str, Any]:
@@ -305,6 +307,8 @@ class Bench:
             "lost": n - rec.delivered - rec.failed, "left_after_flush": left, "buffer_errors": e1 + e2 + e3,
             "pre_msgs_s": _DeliveryCounter.rate(rec, t0, f0), "during_msgs_s": _DeliveryCounter.rate(rec, f0, f1),
             "after_msgs_s": _DeliveryCounter.rate(rec, f1, f1 + third), "counters": counters, "events": events[:200],
+            "fault_s": [round(f0 - t0, 3), round(f1 - t0, 3)],
+            "delivered_per_s": _per_second(rec.times, t0, f1 + third),
         }  # fmt: skip
 
 
@@ -328,6 +332,11 @@ def _first_events(events: list[dict[str, Any]], own: int = 50, broker: int = 10)
 def _warn_if_capped(n: int) -> None:
     if n >= CAPACITY:
         console.print(f"[red]a run reached CAPACITY ({CAPACITY:,} messages) before its time: its figures are cut short")
+
+
+def _per_second(times: Sequence[float], t0: float, end: float) -> list[int]:
+    """Deliveries per whole second from ``t0`` to ``end`` (``times`` sorted): the plot's series."""
+    return [bisect.bisect_left(times, t0 + i + 1) - bisect.bisect_left(times, t0 + i) for i in range(int(end - t0))]
 
 
 class _DeliveryCounter:
@@ -414,6 +423,10 @@ def main(argv: list[str] | None = None) -> int:
     _summary(result)
     path.write_text(json.dumps(result, indent=1, default=str))
     console.print(f"wrote {path}")
+    if "faults" in result:
+        png = path.with_name("saturated_faults.png")
+        plot_faults(result, png)
+        console.print(f"wrote {png}")
     return 0
 
 
