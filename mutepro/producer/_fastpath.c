@@ -565,7 +565,10 @@ typedef struct {
     PyObject *reroutes;      /* the producer's keyed moves since the driver's last tick, (topic, home) -> {target: n};
                               * NULL: keyed messages of a muted home always take the Python path */
     long snap_count;
-    int snap_probing; /* a muted partition is half-open: everything goes to Python */
+    int snap_probing; /* a muted partition is half-open: Python may have to grant a probe (see Tally.defer_probes) */
+    /* A list while a rescue collects its purge reports (Rescuer._purge_and_redispatch), else NULL: a purged
+     * fast-path message is counted and appended here as (enqueued, cb, kind, msg) without a Python frame */
+    PyObject *purge_sink;
     /* The report's Message type (a static type: confluent-kafka's) and its partition()/latency() methods, looked
      * up once instead of once per report */
     PyTypeObject *msg_type;
@@ -582,6 +585,8 @@ typedef struct {
     /* the message's headers (NULL: none, and the reporter is shared): a delivery report carries no headers,
      * and a failed message that mutepro re-sends from its report must keep them */
     PyObject *headers;
+    /* the message's kind (mutepro.producer.message: 0 NORMAL, RESCUED, ...), passed on with a failed report */
+    long kind;
 } Reporter;
 
 static PyTypeObject FastPath_Type;
@@ -679,7 +684,7 @@ static PyObject *reporter_fallback(Reporter *self, PyObject *err, PyObject *msg)
         Py_DECREF(r);
     }
     PyObject *args[4] = {self->cb, NULL, err, msg};
-    PyObject *kind = PyLong_FromLong(0); /* NORMAL */
+    PyObject *kind = PyLong_FromLong(self->kind);
     if (kind == NULL)
         return NULL;
     args[1] = kind;
@@ -709,6 +714,76 @@ static int message_methods(FastPath *fp, PyObject *msg) {
     return 1;
 }
 
+/* librdkafka's purge errors (RD_KAFKA_RESP_ERR__PURGE_QUEUE, __PURGE_INFLIGHT) */
+#define ERR_PURGE_QUEUE (-152)
+#define ERR_PURGE_INFLIGHT (-151)
+
+/* A report while a rescue collects its purge (fp->purge_sink set): a purged message is counted as reported and
+ * appended to the sink as (enqueued, cb, kind, msg), what ReportHandler + Rescuer.on_purged do in Python.
+ * Returns 1 when taken, 0 for any other report (the caller goes on), -1 on error. Why: a stall's rescue takes
+ * back tens of thousands of messages while every producing thread waits; four Python frames per purge report
+ * were a third of its ~20 us a message (40,000 purged in 0.86 s, real librdkafka, no broker). */
+static int purge_report(Reporter *self, PyObject *err, PyObject *msg) {
+    FastPath *fp = self->fp;
+    PyObject *code_obj = PyObject_CallMethod(err, "code", NULL);
+    if (code_obj == NULL)
+        return -1;
+    long code = PyLong_AsLong(code_obj);
+    Py_DECREF(code_obj);
+    if (code == -1 && PyErr_Occurred())
+        return -1;
+    if (code != ERR_PURGE_QUEUE && code != ERR_PURGE_INFLIGHT)
+        return 0;
+    PyObject *pobj = PyObject_CallMethodNoArgs(msg, S_partition);
+    if (pobj == NULL)
+        return -1;
+    long p = PyLong_AsLong(pobj);
+    Py_DECREF(pobj);
+    if (p == -1 && PyErr_Occurred())
+        return -1;
+    if (self->headers != NULL) { /* re-sent from the report: it must carry its headers again */
+        PyObject *h = PyTuple_CheckExact(self->headers) ? PySequence_List(self->headers) : Py_NewRef(self->headers);
+        if (h == NULL)
+            return -1;
+        PyObject *r = PyObject_CallMethodOneArg(msg, S_set_headers, h);
+        Py_DECREF(h);
+        if (r == NULL)
+            return -1;
+        Py_DECREF(r);
+    }
+    PyObject *lat = PyObject_CallMethodNoArgs(msg, S_latency);
+    if (lat == NULL)
+        return -1;
+    PyObject *enqueued;
+    double l = lat == Py_None ? -1.0 : PyFloat_AsDouble(lat);
+    Py_DECREF(lat);
+    if (l == -1.0 && PyErr_Occurred())
+        return -1;
+    if (l >= 0.0) {
+        enqueued = PyFloat_FromDouble(monotonic_s() - l); /* message.enqueued_at: now - latency, CLOCK_MONOTONIC */
+        if (enqueued == NULL)
+            return -1;
+    } else {
+        enqueued = Py_NewRef(Py_None);
+    }
+    PyObject *kind = PyLong_FromLong(self->kind);
+    PyObject *cb = self->cb;
+    PyObject *entry = kind != NULL ? PyTuple_Pack(4, enqueued, cb, kind, msg) : NULL;
+    Py_DECREF(enqueued);
+    Py_XDECREF(kind);
+    if (entry == NULL)
+        return -1;
+    int rc = PyList_Append(fp->purge_sink, entry);
+    Py_DECREF(entry);
+    if (rc < 0)
+        return -1;
+    Tally *t = self->tally;
+    fp->counts->reported_total++;
+    if (p >= 0 && p < t->count)
+        t->cells[p * NFIELDS + COL_REPORTED]++;
+    return 1;
+}
+
 static PyObject *Reporter_vectorcall(Reporter *self, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     if (nargs != 2 || kwnames != NULL) {
@@ -717,8 +792,14 @@ static PyObject *Reporter_vectorcall(Reporter *self, PyObject *const *args, size
     }
     PyObject *err = args[0], *msg = args[1];
     FastPath *fp = self->fp;
-    if (err != Py_None)
+    if (err != Py_None) {
+        if (fp->purge_sink != NULL) {
+            int taken = purge_report(self, err, msg);
+            if (taken != 0)
+                return taken < 0 ? NULL : Py_NewRef(Py_None);
+        }
         return reporter_fallback(self, err, msg);
+    }
     int cached = message_methods(fp, msg);
     PyObject *pobj = cached ? PyObject_Vectorcall(fp->msg_partition, &msg, 1, NULL)
                             : PyObject_CallMethodNoArgs(msg, S_partition);
@@ -870,7 +951,7 @@ static PyObject *frozen_headers(PyObject *h) {
     return t;
 }
 
-static Reporter *reporter_new(FastPath *fp, PyObject *cb, Tally *tally, PyObject *headers) {
+static Reporter *reporter_new(FastPath *fp, PyObject *cb, Tally *tally, PyObject *headers, long kind) {
     PyObject *kept = NULL;
     if (headers != NULL && (kept = frozen_headers(headers)) == NULL)
         return NULL;
@@ -887,10 +968,11 @@ static Reporter *reporter_new(FastPath *fp, PyObject *cb, Tally *tally, PyObject
     Py_INCREF(tally);
     r->tally = tally;
     r->headers = kept;
+    r->kind = kind;
     /* A per-message reporter (it has headers) is referenced by librdkafka's message only, which the collector
      * cannot see: no cycle it could find goes through it, and tracking it costs every collection a visit per
      * outstanding message. The shared reporters (no headers) stay tracked: the producer's cache refers to them. */
-    if (kept == NULL)
+    if (kept == NULL && kind == 0)
         PyObject_GC_Track(r);
     return r;
 }
@@ -931,7 +1013,7 @@ static PyObject *fastpath_reporter(FastPath *fp, PyObject *cb, PyObject *topic, 
             Py_DECREF(key);
             return NULL;
         }
-        Reporter *r = reporter_new(fp, cb, tally, NULL);
+        Reporter *r = reporter_new(fp, cb, tally, NULL, 0);
         if (r == NULL) {
             Py_DECREF(key);
             return NULL;
@@ -1233,7 +1315,7 @@ static PyObject *FastPath_produce(FastPath *fp, PyObject *const *args, size_t na
     if (cb != Py_None && !PyCallable_Check(cb))
         goto to_slow; /* the Python path raises the TypeError */
     if (a[6] != NULL && a[6] != Py_None) /* headers: a reporter of its own keeps them for a re-send */
-        reporter = (PyObject *)reporter_new(fp, cb, t, a[6]);
+        reporter = (PyObject *)reporter_new(fp, cb, t, a[6], 0);
     else
         reporter = fastpath_reporter(fp, cb, topic, t);
     if (reporter == NULL) {
@@ -1506,6 +1588,7 @@ static int FastPath_traverse(FastPath *self, visitproc visit, void *arg) {
     Py_VISIT(self->msg_type);
     Py_VISIT(self->msg_partition);
     Py_VISIT(self->msg_latency);
+    Py_VISIT(self->purge_sink);
     return 0;
 }
 
@@ -1534,6 +1617,7 @@ static int FastPath_clear(FastPath *self) {
     Py_CLEAR(self->msg_type);
     Py_CLEAR(self->msg_partition);
     Py_CLEAR(self->msg_latency);
+    Py_CLEAR(self->purge_sink);
     return 0;
 }
 
@@ -1588,7 +1672,101 @@ static PyObject *FastPath_polling(FastPath *self, PyObject *Py_UNUSED(ignored)) 
     return PyLong_FromSize_t((size_t)(poll_state_get(self) >> 1));
 }
 
+/* send(topic, value, key, partition, cb, timestamp, headers, kind): MuteProducer's Core.send for a message whose
+ * partition is decided (0 <= partition < the topic's tally count) and whose kind is NORMAL (0) or RESCUED --
+ * the Python path's sends (reroutes, rescues, releases) with a C reporter and confluent-kafka's positional call.
+ * Raises what the wrapped produce() raises (BufferError, KafkaException), with nothing counted. Why: a rescue
+ * re-sends every message it took back while producing threads wait, and the Python send with its keyword call
+ * and reporter closure cost ~9 us a message of the ~20 us. */
+static PyObject *FastPath_send(FastPath *fp, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 8) {
+        PyErr_SetString(PyExc_TypeError, "send(topic, value, key, partition, cb, timestamp, headers, kind)");
+        return NULL;
+    }
+    if (!fp->ready) {
+        PyErr_SetString(PyExc_RuntimeError, "FastPath.__init__ was not called (MuteProducer builds it)");
+        return NULL;
+    }
+    PyObject *topic = args[0], *value = args[1], *key = args[2], *cb = args[4], *timestamp = args[5],
+             *headers = args[6];
+    long p = PyLong_AsLong(args[3]);
+    long kind = PyLong_AsLong(args[7]);
+    if ((p == -1 || kind == -1) && PyErr_Occurred())
+        return NULL;
+    PyObject *tally_obj = PyDict_GetItemWithError(fp->tallies, topic);
+    if (tally_obj == NULL || !PyObject_TypeCheck(tally_obj, &Tally_Type)) {
+        if (!PyErr_Occurred())
+            PyErr_Format(PyExc_ValueError, "send: no tally for topic %R", topic);
+        return NULL;
+    }
+    Tally *t = (Tally *)Py_NewRef(tally_obj);
+    PyObject *reporter = NULL, *pobj = NULL, *result = NULL;
+    if (p < 0 || p >= t->count) {
+        PyErr_Format(PyExc_ValueError, "send: partition %ld is not tracked for %R", p, topic);
+        goto done;
+    }
+    if (headers != Py_None || kind != 0)
+        reporter = (PyObject *)reporter_new(fp, cb, t, headers != Py_None ? headers : NULL, kind);
+    else if ((reporter = fastpath_reporter(fp, cb, topic, t)) == NULL) {
+        PyErr_Clear(); /* an unhashable callback: a reporter of its own */
+        reporter = (PyObject *)reporter_new(fp, cb, t, NULL, 0);
+    }
+    if (reporter == NULL || (pobj = PyLong_FromLong(p)) == NULL)
+        goto done;
+    int plain_ts = PyLong_CheckExact(timestamp) && PyLong_AsLong(timestamp) == 0;
+    PyObject *call[8] = {topic, value, key, pobj, reporter, Py_None, timestamp, headers};
+    PyObject *r = PyObject_Vectorcall(fp->inner_produce, call, (plain_ts && headers == Py_None) ? 5 : 8, NULL);
+    if (r == NULL)
+        goto done;
+    Py_DECREF(r);
+    /* the tally may have grown meanwhile (never shrinks): p is still inside it */
+    long long *row = t->cells + p * NFIELDS;
+    row[COL_SENT]++;
+    if (PyBytes_CheckExact(value))
+        row[COL_SENT_BYTES] += PyBytes_GET_SIZE(value);
+    else if (PyUnicode_CheckExact(value))
+        row[COL_SENT_BYTES] += PyUnicode_GET_LENGTH(value);
+    else if (value != Py_None) {
+        Py_ssize_t n = PyObject_Length(value);
+        if (n < 0)
+            PyErr_Clear(); /* the message is in librdkafka: a byte count is not worth an error */
+        else
+            row[COL_SENT_BYTES] += n;
+    }
+    fp->counts->sent_total++;
+    result = Py_NewRef(Py_None);
+done:
+    Py_XDECREF(pobj);
+    Py_XDECREF(reporter);
+    Py_DECREF(t);
+    return result;
+}
+
+static PyObject *FastPath_get_purge_sink(FastPath *fp, void *closure) {
+    return Py_NewRef(fp->purge_sink != NULL ? fp->purge_sink : Py_None);
+}
+
+static int FastPath_set_purge_sink(FastPath *fp, PyObject *value, void *closure) {
+    if (value != NULL && value != Py_None && !PyList_CheckExact(value)) {
+        PyErr_SetString(PyExc_TypeError, "purge_sink: a list or None");
+        return -1;
+    }
+    PyObject *old = fp->purge_sink;
+    fp->purge_sink = value != NULL && value != Py_None ? Py_NewRef(value) : NULL;
+    Py_XDECREF(old);
+    return 0;
+}
+
+static PyGetSetDef FastPath_getset[] = {
+    {"purge_sink", (getter)FastPath_get_purge_sink, (setter)FastPath_set_purge_sink,
+     "a list while a rescue collects its purge reports (each purged fast-path message appended as "
+     "(enqueued, cb, kind, msg)), else None", NULL},
+    {NULL},
+};
+
 static PyMethodDef FastPath_methods[] = {
+    {"send", (PyCFunction)(void (*)(void))FastPath_send, METH_FASTCALL,
+     "send(topic, value, key, partition, cb, timestamp, headers, kind): Core.send with a C reporter"},
     {"produce", (PyCFunction)(void (*)(void))FastPath_produce, METH_FASTCALL | METH_KEYWORDS,
      "produce(topic, value=None, key=None, partition=-1, on_delivery=None, timestamp=0, headers=None, *, "
      "callback=None): MuteProducer.produce without a Python frame for healthy topics"},
@@ -1636,6 +1814,7 @@ static PyTypeObject FastPath_Type = {
     .tp_clear = (inquiry)FastPath_clear,
     .tp_methods = FastPath_methods,
     .tp_members = FastPath_members,
+    .tp_getset = FastPath_getset,
 };
 
 /* ---------------------------------------------------------------------------------------------------------- */

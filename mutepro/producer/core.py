@@ -17,7 +17,16 @@ from confluent_kafka import KafkaError, KafkaException
 from mutepro.mute.manager import ProducerMuteManager
 from mutepro.policy.schema import TopicPolicy
 from mutepro.producer.callbacks import CallbackQueue
-from mutepro.producer.message import PROBE, UNCOUNTED, DeliveryCallback, OutMessage, Reporter, keeping_headers
+from mutepro.producer.message import (
+    NORMAL,
+    PROBE,
+    RESCUED,
+    UNCOUNTED,
+    DeliveryCallback,
+    OutMessage,
+    Reporter,
+    keeping_headers,
+)
 from mutepro.producer.metrics import ProducerCounters
 from mutepro.producer.tracker import OutstandingTracker
 
@@ -66,6 +75,8 @@ class Core:
         self.policy_for = policy_for
         self.only_errors = only_errors
         self.callbacks = CallbackQueue()
+        # the C fast path (MuteProducer sets it), whose send() replaces the Python one below where it can
+        self.fast: Any = None
         self.reporters: dict[tuple[Any, int], Reporter] = {}
         # set once the report handler exists: (cb, kind) -> the closure handed to librdkafka
         self.make_reporter: Callable[[DeliveryCallback | None, int], Reporter] = _no_reporter
@@ -122,6 +133,10 @@ class Core:
         """:meth:`dispatch` for a message not (yet) wrapped in an :class:`OutMessage` (the produce() path)."""
         tally = self.tracker.topics.get(topic) if partition >= 0 else None
         counted = tally is not None and partition < tally.count
+        if counted and kind in (NORMAL, RESCUED) and self.fast is not None:
+            # in C: its reporter, the positional call, the counts (a rescue re-sends thousands this way)
+            self.fast.send(topic, value, key, partition, cb, timestamp, headers, kind)
+            return
         if not counted:
             kind |= UNCOUNTED
         try:

@@ -205,6 +205,7 @@ class MuteProducer(ClientPassthrough, MuteproApi):
                 inline_poll_every=_INLINE_POLL_EVERY * 4, reroutes=core.reroutes,
             )
             self._lock.fast = self._fast
+            core.fast = self._fast
             self._serving = DirectServing(self._fast, self._inner.poll, self._callbacks)
             if type(self).produce is MuteProducer.produce:  # a subclass overriding produce() keeps its own
                 self.produce = self._fast.produce  # type: ignore[method-assign]

@@ -369,6 +369,8 @@ class Rescuer:
                 self.rescuing = True
                 self.batch = []
                 self.rescue_purge_at = core.clock()
+                if core.fast is not None:
+                    core.fast.purge_sink = self.batch  # the C reporters append fast-path messages themselves
                 try:
                     core.inner.purge(in_queue=True, in_flight=in_flight, blocking=True)
                     # drain until librdkafka has had a moment with nothing more to report (a report still on its
@@ -377,6 +379,8 @@ class Rescuer:
                         pass
                 finally:
                     self.rescuing = False
+                    if core.fast is not None:
+                        core.fast.purge_sink = None
                 batch, self.batch = in_enqueue_order(self.batch), []
                 held_back: dict[HoldKey, list[OutMessage]] = {}
                 requeued = 0

@@ -842,3 +842,122 @@ class TestMisuse:
         del t
         gc.collect()
         assert ref() is None
+
+
+def _purged(partition: int, latency: float | None = 0.5) -> confluent_kafka.Message:
+    err = confluent_kafka.KafkaError(confluent_kafka.KafkaError._PURGE_QUEUE)
+    if latency is None:
+        return confluent_kafka.Message(topic="t", partition=partition, value=b"v", error=err)
+    return confluent_kafka.Message(topic="t", partition=partition, value=b"v", latency=latency, error=err)
+
+
+class TestSend:
+    def test_sends_positionally_with_a_c_reporter_and_counts(self) -> None:
+        """send() hands the message to the wrapped produce() positionally (short form without timestamp and
+        headers) with a C reporter, and counts sent, sent bytes and the total."""
+        rig = Rig()
+        assert rig.fast.send("t", b"abc", b"k", 3, None, 0, None, 0) is None
+        call = rig.inner.calls[-1]
+        assert call[:4] == ("t", b"abc", b"k", 3) and len(call) == 5 and type(call[4]).__name__ == "Reporter"
+        assert rig.tally.sent[3] == 1 and rig.tally.sent_bytes[3] == 3 and rig.tracker.sent_total == 1
+        rig.fast.send("t", "héllo", None, 3, None, 7, [("h", b"1")], 0)
+        assert rig.inner.calls[-1][6:] == (7, [("h", b"1")]) and rig.tally.sent_bytes[3] == 8
+
+    def test_a_rescued_messages_failure_reaches_python_with_its_kind_and_headers(self) -> None:
+        """A RESCUED message (kind 8) that fails goes to on_report with kind 8 and its headers set back."""
+        rig = Rig()
+        rig.fast.send("t", b"v", None, 2, None, 0, [("x-mutepro-rescued-from", b"5")], 8)
+        reporter = rig.inner.calls[-1][4]
+        err = confluent_kafka.KafkaError(confluent_kafka.KafkaError._MSG_TIMED_OUT)
+        msg = confluent_kafka.Message(topic="t", partition=2, value=b"v", error=err)
+        reporter(err, msg)
+        assert [(kind, e.code()) for _, kind, e, _ in rig.reports] == [(8, err.code())]
+        assert msg.headers() == [("x-mutepro-rescued-from", b"5")]
+
+    def test_a_full_queue_raises_and_counts_nothing(self) -> None:
+        """BufferError from the wrapped produce() reaches the caller; nothing is counted."""
+        rig = Rig()
+        rig.inner.full = True
+        with pytest.raises(BufferError):
+            rig.fast.send("t", b"v", None, 1, None, 0, None, 0)
+        assert rig.tally.sent[1] == 0 and rig.tracker.sent_total == 0
+
+    def test_untracked_partitions_and_topics_are_refused(self) -> None:
+        """A partition outside the tally, or a topic without one, is a ValueError naming it (Core.send only
+        calls send() for counted partitions)."""
+        rig = Rig()
+        with pytest.raises(ValueError, match="partition 6"):
+            rig.fast.send("t", b"v", None, 6, None, 0, None, 0)
+        with pytest.raises(ValueError, match="'other'"):
+            rig.fast.send("other", b"v", None, 0, None, 0, None, 0)
+        assert rig.inner.calls == []
+
+    def test_an_unhashable_callback_gets_a_reporter_of_its_own(self) -> None:
+        """A callable that cannot be a cache key still gets its report."""
+
+        class Unhashable:
+            __hash__ = None  # type: ignore[assignment]
+
+            def __init__(self) -> None:
+                self.got: list[Any] = []
+
+            def __call__(self, err: Any, msg: Any) -> None:
+                self.got.append(msg)
+
+        rig = Rig()
+        cb = Unhashable()
+        rig.fast.send("t", b"v", None, 1, cb, 0, None, 0)
+        rig.inner.calls[-1][4](None, FakeMsg("t", 1))
+        rig.queue.serve(0)
+        assert len(cb.got) == 1 and rig.tally.reported[1] == 1
+
+
+class TestPurgeSink:
+    def test_purge_reports_are_appended_and_counted_without_python(self) -> None:
+        """With a sink set, a purged fast-path message is counted as reported and appended as (enqueued, cb,
+        kind, msg), enqueued = now - latency; on_report is not called."""
+        rig = Rig()
+        cb = print
+        rig.fast.produce("t", b"v", partition=None, on_delivery=cb)
+        p, reporter = rig.inner.calls[-1][3], rig.inner.calls[-1][4]
+        sink: list[Any] = []
+        rig.fast.purge_sink = sink
+        msg = _purged(p, latency=0.5)
+        before = time.monotonic()
+        reporter(msg.error(), msg)
+        assert rig.reports == [] and rig.tally.reported[p] == 1 and rig.tracker.reported_total == 1
+        [(enqueued, got_cb, kind, got_msg)] = sink
+        assert got_cb is cb and kind == 0 and got_msg is msg
+        assert before - 0.5 <= enqueued <= time.monotonic() - 0.5
+
+    def test_other_errors_and_no_sink_go_to_python(self) -> None:
+        """A timeout with a sink set, or a purge without one, takes the usual way to on_report."""
+        rig = Rig()
+        rig.fast.produce("t", b"v")
+        p, reporter = rig.inner.calls[-1][3], rig.inner.calls[-1][4]
+        rig.fast.purge_sink = []
+        err = confluent_kafka.KafkaError(confluent_kafka.KafkaError._MSG_TIMED_OUT)
+        reporter(err, confluent_kafka.Message(topic="t", partition=p, error=err))
+        rig.fast.purge_sink = None
+        msg = _purged(p)
+        reporter(msg.error(), msg)
+        assert [e.code() for _, _, e, _ in rig.reports] == [err.code(), msg.error().code()]
+        assert rig.tally.reported[p] == 0  # on_report (the stand-in here) does the counting
+
+    def test_a_purged_message_with_headers_gets_them_back_and_no_latency_is_none(self) -> None:
+        """The per-message reporter sets the headers back on the purged message; no latency -> enqueued None."""
+        rig = Rig()
+        rig.fast.send("t", b"v", None, 4, None, 0, [("h", b"1")], 8)
+        reporter = rig.inner.calls[-1][4]
+        sink: list[Any] = []
+        rig.fast.purge_sink = sink
+        msg = _purged(4, latency=None)
+        reporter(msg.error(), msg)
+        assert sink == [(None, None, 8, msg)] and msg.headers() == [("h", b"1")]
+
+    def test_only_a_list_or_none(self) -> None:
+        """purge_sink refuses anything but a list or None."""
+        rig = Rig()
+        with pytest.raises(TypeError, match="purge_sink"):
+            rig.fast.purge_sink = ()  # type: ignore[assignment]
+        assert rig.fast.purge_sink is None
