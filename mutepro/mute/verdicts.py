@@ -331,16 +331,23 @@ def partitions_of(t: TopicRecord, key: int) -> list[int]:
 
 def probe_limit(t: TopicRecord, peaks: Mapping[int, float]) -> float:
     """How long a probe may take before it counts as failed: the slow threshold, or -- with the outlier rule on
-    and peers to compare with -- ``outlier_factor`` times the peers' median recent peak, but at least half the
-    outlier floor (whichever is lower). A probe goes alone to an empty partition queue, so on a healthy broker
-    it takes about one round trip. A limping broker answers a probe sent during its up-time at once and one sent
-    while it is stopped after up to 0.8 s: with a 1 s bar all five probes pass and the partition flaps back in;
-    with 200 ms (peers at ~1 ms) each spaced probe passes with p ~0.4 and five in a row about 1 % of the time.
+    and peers to compare with -- ``outlier_factor`` times the peers' median recent peak, between half the outlier
+    floor and the floor itself (and never above the threshold). A probe goes alone to an empty partition queue,
+    so on a healthy broker it takes about one round trip, or what the peers' batches wait in a saturated loop.
+
+    A limping broker answers a probe sent during its up-time at once and one sent while it is stopped after up to
+    0.8 s: a probe passes when sent in the 0.2 s up-time or in the last ``bar`` seconds of a stop. The five
+    probes, 250 ms apart, sit at phases spanning 0.75 s of the 1 s cycle, so all five pass only when 0.2 + bar
+    exceeds 0.75. With a 1 s bar they always did; with 200 ms (peers at ~1 ms) each passes with p ~0.4 and all
+    five never. Without the upper bound a saturated loop's peers (median peak 0.12 s) raised the bar to 0.6 s:
+    probes passed, the partition came back during the limp and was muted again 1.6 s later. Capped at the floor
+    (0.4 s: 0.6 < 0.75) five never pass.
     """
     rt = t.runtime
     if not rt.slow_outlier_enabled or len(peaks) < MIN_PEERS:
         return rt.slow_threshold_s
-    bar = max(rt.slow_outlier_min_s / 2, rt.slow_outlier_factor * statistics.median(peaks.values()))
+    scaled = rt.slow_outlier_factor * statistics.median(peaks.values())
+    bar = min(rt.slow_outlier_min_s, max(rt.slow_outlier_min_s / 2, scaled))
     return min(rt.slow_threshold_s, bar)
 
 

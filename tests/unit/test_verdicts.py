@@ -350,15 +350,22 @@ class TestProbeLimit:
         t = topic()
         assert probe_limit(t, dict.fromkeys(range(11), 0.002)) == 0.2
 
-    def test_scaled_by_a_deep_median(self) -> None:
-        """Peers 120 ms deep: 5 x 0.12 = 0.6 s."""
+    def test_scaled_by_the_median(self) -> None:
+        """Peers 60 ms deep: 5 x 0.06 = 0.3 s."""
         t = topic()
-        assert abs(probe_limit(t, dict.fromkeys(range(11), 0.12)) - 0.6) < 1e-9
+        assert abs(probe_limit(t, dict.fromkeys(range(11), 0.06)) - 0.3) < 1e-9
+
+    def test_never_above_the_outlier_floor(self) -> None:
+        """Peers 120 ms deep would give 0.6 s, at which five spaced probes can all pass in a 0.8 s-per-second
+        limp: capped at outlier_min_ms (0.4 s); 0.5 s deep peers (2.5 s) too."""
+        t = topic()
+        assert probe_limit(t, dict.fromkeys(range(11), 0.12)) == 0.4
+        assert probe_limit(t, dict.fromkeys(range(11), 0.5)) == 0.4
 
     def test_never_above_the_slow_threshold(self) -> None:
-        """Peers 0.5 s deep would give 2.5 s: capped at threshold_ms (1 s)."""
-        t = topic()
-        assert probe_limit(t, dict.fromkeys(range(11), 0.5)) == 1.0
+        """A slow threshold below the outlier floor caps the bar too."""
+        t = topic(policy=TopicPolicy.model_validate({"slow_call": {"threshold_ms": 300}}))
+        assert probe_limit(t, dict.fromkeys(range(11), 0.5)) == 0.3
 
     def test_without_peers_the_slow_threshold(self) -> None:
         """No active peers (all muted, or one-partition traffic): the slow threshold."""
