@@ -200,6 +200,7 @@ class Bench:
         _warn_if_capped(n)
         mutes = avoids = 0
         events: list[dict[str, Any]] = []
+        counters: dict[str, Any] = {}
         if isinstance(producer, MuteProducer):
             counters = producer.counters.as_dict()
             mutes, avoids = counters["mutes"], counters["avoids"]
@@ -210,7 +211,7 @@ class Bench:
         return {
             "accepted": n, "delivered": rec.delivered, "failed": rec.failed, "left": left, "buffer_errors": errors,
             "msgs_s": rec.delivered / (end - t0), "mutes": mutes, "avoids": avoids,
-            "events": events,
+            "events": events, "counters": counters,
         }  # fmt: skip
 
     def pair(self, style: str, partitions: int, seconds: float, reps: int) -> dict[str, Any]:
