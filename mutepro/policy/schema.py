@@ -301,6 +301,15 @@ class RescueConfig(_Model):
         "is producer-wide), holding produce() while it runs, so a pause that ends sooner (a GC pause) drains by "
         "itself and costs nothing; 0 rescues at the mute.",
     )
+    min_share_pct: int = Field(
+        default=10,
+        ge=0,
+        le=100,
+        description="A rescue takes every queued message back to move the stuck ones, so it runs only while the "
+        "muted partitions' stuck messages are at least this share of everything queued: a few messages stuck "
+        "behind a broker's hiccup, among a full queue over a wide topic, are not worth re-sending the whole queue "
+        "(they wait for their broker, or for the rescue once the rest has drained); 0: always.",
+    )
     header: str | None = Field(
         default="x-mutepro-rescued-from",
         min_length=1,
