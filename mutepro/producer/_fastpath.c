@@ -593,7 +593,7 @@ static PyTypeObject FastPath_Type;
 static PyTypeObject Reporter_Type;
 
 static PyObject *S_partition, *S_latency, *S_muted, *S_probing, *S_writable_set, *S_partition_count, *S_on_delivery, *S_timestamp,
-    *S_headers, *S_callback, *S_value, *S_key, *S_waiters, *S_wake, *S_extend, *S_set_headers, *S_reroute_memo, *ZERO;
+    *S_headers, *S_callback, *S_value, *S_key, *S_waiters, *S_wake, *S_extend, *S_set_headers, *S_reroute_memo, *S_code, *ZERO;
 
 /* -- per-thread poll state ------------------------------------------------------------------------------ */
 
@@ -671,18 +671,35 @@ static void replace3(PyObject **a, PyObject *va, PyObject **b, PyObject *vb, PyO
 
 /* -- Reporter: the delivery callback handed to librdkafka for fast-path messages ------------------------- */
 
+/* A failed or purged message's report gets its headers back (a delivery report carries none), as the list
+ * confluent-kafka's produce() takes: it may be re-sent from the report. 0, or -1 on error. */
+static int restore_headers(Reporter *self, PyObject *msg) {
+    if (self->headers == NULL)
+        return 0;
+    PyObject *h = PyTuple_CheckExact(self->headers) ? PySequence_List(self->headers) : Py_NewRef(self->headers);
+    if (h == NULL)
+        return -1;
+    PyObject *r = PyObject_CallMethodOneArg(msg, S_set_headers, h);
+    Py_DECREF(h);
+    if (r == NULL)
+        return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+/* obj.name() as a C long: 0, or -1 with an exception set */
+static int long_method(PyObject *obj, PyObject *name, long *out) {
+    PyObject *v = PyObject_CallMethodNoArgs(obj, name);
+    if (v == NULL)
+        return -1;
+    *out = PyLong_AsLong(v);
+    Py_DECREF(v);
+    return *out == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
 static PyObject *reporter_fallback(Reporter *self, PyObject *err, PyObject *msg) {
-    if (self->headers != NULL && err != Py_None) {
-        /* a failed message: its report gets its headers back, as the list confluent-kafka's produce() takes */
-        PyObject *h = PyTuple_CheckExact(self->headers) ? PySequence_List(self->headers) : Py_NewRef(self->headers);
-        if (h == NULL)
-            return NULL;
-        PyObject *r = PyObject_CallMethodOneArg(msg, S_set_headers, h);
-        Py_DECREF(h);
-        if (r == NULL)
-            return NULL;
-        Py_DECREF(r);
-    }
+    if (err != Py_None && restore_headers(self, msg) < 0)
+        return NULL;
     PyObject *args[4] = {self->cb, NULL, err, msg};
     PyObject *kind = PyLong_FromLong(self->kind);
     if (kind == NULL)
@@ -721,36 +738,17 @@ static int message_methods(FastPath *fp, PyObject *msg) {
 /* A report while a rescue collects its purge (fp->purge_sink set): a purged message is counted as reported and
  * appended to the sink as (enqueued, cb, kind, msg), what ReportHandler + Rescuer.on_purged do in Python.
  * Returns 1 when taken, 0 for any other report (the caller goes on), -1 on error. Why: a stall's rescue takes
- * back tens of thousands of messages while every producing thread waits; four Python frames per purge report
- * were a third of its ~20 us a message (40,000 purged in 0.86 s, real librdkafka, no broker). */
+ * back tens of thousands of messages while every producing thread waits, and four Python frames per purge
+ * report were part of its cost (benchmarks/rescue_cost.py: 11.6 -> 8.2 us a message with FastPath.send). */
 static int purge_report(Reporter *self, PyObject *err, PyObject *msg) {
     FastPath *fp = self->fp;
-    PyObject *code_obj = PyObject_CallMethod(err, "code", NULL);
-    if (code_obj == NULL)
-        return -1;
-    long code = PyLong_AsLong(code_obj);
-    Py_DECREF(code_obj);
-    if (code == -1 && PyErr_Occurred())
+    long code, p;
+    if (long_method(err, S_code, &code) < 0)
         return -1;
     if (code != ERR_PURGE_QUEUE && code != ERR_PURGE_INFLIGHT)
         return 0;
-    PyObject *pobj = PyObject_CallMethodNoArgs(msg, S_partition);
-    if (pobj == NULL)
+    if (long_method(msg, S_partition, &p) < 0 || restore_headers(self, msg) < 0)
         return -1;
-    long p = PyLong_AsLong(pobj);
-    Py_DECREF(pobj);
-    if (p == -1 && PyErr_Occurred())
-        return -1;
-    if (self->headers != NULL) { /* re-sent from the report: it must carry its headers again */
-        PyObject *h = PyTuple_CheckExact(self->headers) ? PySequence_List(self->headers) : Py_NewRef(self->headers);
-        if (h == NULL)
-            return -1;
-        PyObject *r = PyObject_CallMethodOneArg(msg, S_set_headers, h);
-        Py_DECREF(h);
-        if (r == NULL)
-            return -1;
-        Py_DECREF(r);
-    }
     PyObject *lat = PyObject_CallMethodNoArgs(msg, S_latency);
     if (lat == NULL)
         return -1;
@@ -1846,6 +1844,7 @@ PyMODINIT_FUNC PyInit__fastpath(void) {
     INTERN(S_latency, "latency");
     INTERN(S_muted, "muted");
     INTERN(S_probing, "probing");
+    INTERN(S_code, "code");
     INTERN(S_writable_set, "writable_set");
     INTERN(S_partition_count, "partition_count");
     INTERN(S_on_delivery, "on_delivery");

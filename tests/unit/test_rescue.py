@@ -525,17 +525,22 @@ class TestRescueDelay:
         h.close()
 
 
+def _five_stuck_among_a_hundred(h: Harness) -> None:
+    """95 messages queued for partition 0, 5 for partition 3, then partition 3 muted."""
+    for i in range(95):
+        h.producer.produce(TOPIC, f"ok{i}".encode(), partition=0)
+    for i in range(5):
+        h.producer.produce(TOPIC, f"stuck{i}".encode(), partition=3)
+    h.producer.mute_manager.mute(TOPIC, 3)
+
+
 @pytest.mark.parametrize("accelerate", PATHS)
 class TestRescueShare:
     def test_a_few_stuck_among_a_full_queue_wait_until_the_rest_drains(self, accelerate: bool) -> None:
         """5 stuck on the muted partition among 100 queued (5 % < rescue.min_share_pct 10): nothing purged; once
         the healthy partition's 95 are delivered, the 5 are the whole queue and the next round takes them back."""
         h = Harness(accelerate)
-        for i in range(95):
-            h.producer.produce(TOPIC, f"ok{i}".encode(), partition=0)
-        for i in range(5):
-            h.producer.produce(TOPIC, f"stuck{i}".encode(), partition=3)
-        h.producer.mute_manager.mute(TOPIC, 3)
+        _five_stuck_among_a_hundred(h)
         h.tick()
         h.tick()
         assert h.fake.purges == [] and len(h.values(0)) == 95
@@ -548,11 +553,7 @@ class TestRescueShare:
     def test_zero_rescues_whatever_the_share(self, accelerate: bool) -> None:
         """rescue.min_share_pct 0: the same 5 among 100 are taken back at the mute."""
         h = Harness(accelerate, rescue={"after_ms": 0, "min_share_pct": 0})
-        for i in range(95):
-            h.producer.produce(TOPIC, f"ok{i}".encode(), partition=0)
-        for i in range(5):
-            h.producer.produce(TOPIC, f"stuck{i}".encode(), partition=3)
-        h.producer.mute_manager.mute(TOPIC, 3)
+        _five_stuck_among_a_hundred(h)
         h.tick()
         assert h.fake.purges == [(True, False)] and h.producer.counters.requeued == 100
         h.close()
