@@ -372,7 +372,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--faults", default="limp,stall")
     p.add_argument("--no-java", action="store_true", help="leave out the Java producer (KIP-794) in fault runs")
     p.add_argument("--fault-run", type=float, default=60.0, help="seconds per fault run, fault in the middle third")
-    p.add_argument("--out", default="benchmarks/results")
+    p.add_argument("--out", default="benchmarks/results",
+                   help="a directory (saturated_bench.json, saturated_faults.png) or a .json file (the PNG beside it)")
     args = p.parse_args(argv)
     logging.getLogger("mutepro").setLevel(logging.ERROR)
     sections = {s.strip() for s in args.sections.split(",") if s.strip()}
@@ -386,8 +387,10 @@ def main(argv: list[str] | None = None) -> int:
         "cpu_load": args.cpu_load,
     }}  # fmt: skip
     out = Path(args.out)
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / "saturated_bench.json"
+    # a directory (saturated_bench.json and saturated_faults.png inside) or the JSON file itself (the PNG beside it)
+    path = out if out.suffix == ".json" else out / "saturated_bench.json"
+    png = path.with_suffix(".png") if out.suffix == ".json" else out / "saturated_faults.png"
+    path.parent.mkdir(parents=True, exist_ok=True)
     with LocalCluster(ClusterSpec(brokers=3)) as cluster:
         bench = Bench(cluster, args)
         if "styles" in sections:
@@ -425,7 +428,6 @@ def main(argv: list[str] | None = None) -> int:
     path.write_text(json.dumps(result, indent=1, default=str))
     console.print(f"wrote {path}")
     if "faults" in result:
-        png = path.with_name("saturated_faults.png")
         plot_faults(result, png)
         console.print(f"wrote {png}")
     return 0
