@@ -147,7 +147,7 @@ class TestRescueDelay:
         self, kafka_cluster: LocalCluster, topic_factory, after_ms: int
     ) -> None:
         """Broker 2 stopped until its partitions are muted, then resumed: with rescue.after_ms 60 s its queue drains
-        by itself and nothing is purged; the same pause with 0 is rescued (the control: this test can fail)."""
+        by itself and nothing is purged; the same pause with 0 is purged (the control: this test can fail)."""
         topic = topic_factory(replica_assignment=RF1)
         ledger = Ledger()
         # one request in flight per broker: what broker 2 did not take stays in librdkafka's queue, where a purge
@@ -172,7 +172,9 @@ class TestRescueDelay:
         if after_ms:
             assert producer.counters.rescued == 0 and producer.counters.requeued == 0
         else:
-            assert producer.counters.rescued > 0
+            # purged: the explicit messages go back to partition 1 (requeued, never moved), unkeyed ones stuck
+            # there, if the load had sent any before it steered away, move (rescued); CI once saw 0 of the latter
+            assert producer.counters.rescued + producer.counters.requeued > 0
         producer.close()
 
 
