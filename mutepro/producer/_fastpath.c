@@ -1716,7 +1716,10 @@ static PyObject *FastPath_send(FastPath *fp, PyObject *const *args, Py_ssize_t n
     }
     if (reporter == NULL || (pobj = PyLong_FromLong(p)) == NULL)
         goto done;
-    int plain_ts = PyLong_CheckExact(timestamp) && PyLong_AsLong(timestamp) == 0;
+    long ts = PyLong_CheckExact(timestamp) ? PyLong_AsLong(timestamp) : -1;
+    if (ts == -1)
+        PyErr_Clear(); /* not 0 (too large for a C long, or not an int): the long call passes it on as given */
+    int plain_ts = ts == 0;
     PyObject *call[8] = {topic, value, key, pobj, reporter, Py_None, timestamp, headers};
     PyObject *r = PyObject_Vectorcall(fp->inner_produce, call, (plain_ts && headers == Py_None) ? 5 : 8, NULL);
     if (r == NULL)

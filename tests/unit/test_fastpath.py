@@ -874,6 +874,13 @@ class TestSend:
         assert [(kind, e.code()) for _, kind, e, _ in rig.reports] == [(8, err.code())]
         assert msg.headers() == [("x-mutepro-rescued-from", b"5")]
 
+    def test_a_timestamp_beyond_a_c_long_is_passed_on_as_given(self) -> None:
+        """A timestamp too large for a C long goes to the wrapped produce() unchanged (the long call), which
+        decides; send() does not fail on it itself."""
+        rig = Rig()
+        rig.fast.send("t", b"v", None, 1, None, 1 << 70, None, 0)
+        assert rig.inner.calls[-1][6] == 1 << 70 and rig.tally.sent[1] == 1
+
     def test_a_full_queue_raises_and_counts_nothing(self) -> None:
         """BufferError from the wrapped produce() reaches the caller; nothing is counted."""
         rig = Rig()
