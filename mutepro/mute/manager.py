@@ -438,7 +438,11 @@ class ProducerMuteManager:
     def _apply_leaders(self, t: TopicRecord, leaders: Mapping[int, int]) -> None:
         for p, leader in leaders.items():
             part = t.partitions.get(p)
-            if part is None or leader == part.leader:
+            # A leaderless partition (-1: its only replica's broker is down, or an election is under way) keeps
+            # its last known leader: its messages still wait on that broker, so a mute or a broker verdict is
+            # blamed on it, and a later move 2 -> -1 -> 3 is still seen as leaving broker 2. The statistics
+            # path already drops -1; the periodic metadata refresh passes it on.
+            if part is None or leader < 0 or leader == part.leader:
                 continue
             previous, part.leader = part.leader, leader
             if leader in self._forced_brokers:

@@ -732,6 +732,23 @@ class TestLeaderMove:
         assert rig.mgr.is_muted(T, 0)
         assert rig.state_of(0) == "forced_open"
 
+    def test_leaderless_report_keeps_the_last_leader(self, rig: Rig) -> None:
+        """A -1 leader (broker down, no other replica) keeps the last known one: a mute is blamed on it."""
+        rig.mgr.ensure_topic(T, 6, {2: -1})
+        assert rig.mgr.leader(T, 2) == 3
+        rig.stall(2)
+        assert rig.events[-1].broker == 3
+
+    def test_move_through_leaderless_still_unmutes(self, rig: Rig) -> None:
+        """A move 3 -> -1 -> 1 is a move off the muted leader: the partition gets a fresh chance on 1."""
+        rig.stall(2)
+        rig.settle(2)
+        rig.mgr.update_leaders(T, {2: -1})
+        assert rig.mgr.is_muted(T, 2)
+        rig.mgr.update_leaders(T, {2: 1})
+        assert not rig.mgr.is_muted(T, 2)
+        assert "3->1" in rig.events[-1].reason
+
     def test_unknown_topic_ignored(self, rig: Rig) -> None:
         """update_leaders for a topic the manager does not know does nothing."""
         rig.mgr.update_leaders("other", {0: 1})
