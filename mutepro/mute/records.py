@@ -98,9 +98,11 @@ class TopicRecord:
         "policy",
         "probe_limit_s",
         "probing",
+        "rotating_until",
         "runtime",
         "saturated",
         "shared_slowness",
+        "slow_trips",
         "snapshot",
         "suspicions",
     )
@@ -113,6 +115,10 @@ class TopicRecord:
         self.probing: frozenset[int] = frozenset()
         self.saturated = False
         self.shared_slowness = False  # slow-call verdicts were last dropped as the producer's own queue
+        # Per leader, when a partition it leads last tripped for slow calls; and until when slow-call verdicts
+        # are dropped because slowness went round every leader (see verdicts.without_rotation).
+        self.slow_trips: dict[int, float] = {}
+        self.rotating_until = 0.0
         # The partitions the last detection round found not closed, plus those it tripped: what the round's
         # snapshot and broker rule read instead of every partition's state. None: no round yet.
         self.not_closed: set[int] | None = None

@@ -23,6 +23,7 @@ from mutepro.mute.verdicts import (
     probe_limit,
     slow_on_its_own,
     slow_rates_still_waiting,
+    without_rotation,
     without_saturation,
 )
 
@@ -115,7 +116,8 @@ def scan_topic(t: TopicRecord, load_of: LoadReader, now: float, busy: frozenset[
     judged = {c[1].partition for c in candidates}
     candidates += age_outliers(t, active_ages, active_peaks, judged, now, held, leader_peaks)
     factor = t.policy.congestion.outlier_factor
-    scan = TopicScan(trips=without_saturation(t, congestion_outliers(candidates, closed_outstanding, factor)))
+    trips = without_saturation(t, congestion_outliers(candidates, closed_outstanding, factor))
+    scan = TopicScan(trips=without_rotation(t, trips, now))
     t.probe_limit_s = probe_limit(t, active_peaks)
     if t.runtime.slow_call_enabled:
         for p in half_open:

@@ -11,6 +11,7 @@ from mutepro.mute.records import PartitionRecord, TopicRecord
 from mutepro.mute.states import BreakerState
 from mutepro.mute.suspicion import CONFIRM_EPISODES
 from mutepro.mute.verdicts import (
+    ROTATION_WINDOW_S,
     Candidate,
     age_outliers,
     congestion_outliers,
@@ -20,6 +21,7 @@ from mutepro.mute.verdicts import (
     probe_limit,
     slow_on_its_own,
     slow_rates_still_waiting,
+    without_rotation,
     without_saturation,
     written_by_leader,
 )
@@ -116,6 +118,60 @@ class TestWithoutSaturation:
         """With one partition, its slow verdict is kept (there is nothing to compare it with)."""
         t = topic(partitions=1)
         assert len(without_saturation(t, candidates(t, SLOW, [0]))) == 1
+
+
+class TestWithoutRotation:
+    """Leaders 1, 2, 3 (partition p led by p % 3 + 1): partition 0 on broker 1, 1 on 2, 2 on 3."""
+
+    def test_one_broker_tripping_again_and_again_is_kept(self) -> None:
+        """A real fault: the same broker's partitions trip round after round; every verdict stands."""
+        t = topic()
+        for now in (0.0, 2.0, 4.0, 6.0):
+            assert len(without_rotation(t, candidates(t, SLOW, [1, 4]), now)) == 2
+
+    def test_two_brokers_of_three_are_both_kept(self) -> None:
+        """Two brokers stalled: the third is the reference, both are muted."""
+        t = topic()
+        assert len(without_rotation(t, candidates(t, SLOW, [1]), 0.0)) == 1
+        assert len(without_rotation(t, candidates(t, SLOW, [2]), 1.0)) == 1
+
+    def test_the_trip_completing_every_leader_is_dropped(self) -> None:
+        """Brokers 1 and 3 tripped within the window: broker 2's slow-call verdict would make three of three."""
+        t = topic()
+        without_rotation(t, candidates(t, SLOW, [0]), 2.0)
+        without_rotation(t, candidates(t, SLOW, [2]), 4.0)
+        assert without_rotation(t, candidates(t, SLOW, [1]), 6.0) == []
+
+    def test_the_pause_drops_every_slow_verdict_and_keeps_others(self) -> None:
+        """For the window after, slow-call verdicts of any broker go; failure and congestion verdicts stay."""
+        t = topic()
+        without_rotation(t, candidates(t, SLOW, [0]), 0.0)
+        without_rotation(t, candidates(t, SLOW, [2]), 1.0)
+        without_rotation(t, candidates(t, SLOW, [1]), 2.0)
+        mixed = candidates(t, SLOW, [3]) + candidates(t, FAILING, [4])
+        kept = without_rotation(t, mixed, 2.0 + ROTATION_WINDOW_S - 0.1)
+        assert [(c[1].partition, c[2].reason) for c in kept] == [(4, MuteReason.FAILURE_RATE)]
+
+    def test_muting_resumes_after_the_pause(self) -> None:
+        """Once the pause is over and the old trips aged out, a slow partition is muted again."""
+        t = topic()
+        without_rotation(t, candidates(t, SLOW, [0]), 0.0)
+        without_rotation(t, candidates(t, SLOW, [2]), 1.0)
+        without_rotation(t, candidates(t, SLOW, [1]), 2.0)
+        assert len(without_rotation(t, candidates(t, SLOW, [1]), 2.0 + ROTATION_WINDOW_S + 0.1)) == 1
+
+    def test_trips_older_than_the_window_do_not_count(self) -> None:
+        """Broker 1 tripped 11 s ago and broker 3 now: broker 2 is only the second leader within the window."""
+        t = topic()
+        without_rotation(t, candidates(t, SLOW, [0]), 0.0)
+        without_rotation(t, candidates(t, SLOW, [2]), ROTATION_WINDOW_S + 1.0)
+        assert len(without_rotation(t, candidates(t, SLOW, [1]), ROTATION_WINDOW_S + 1.5)) == 1
+
+    def test_a_topic_on_two_brokers_is_never_paused(self) -> None:
+        """With two leaders, one stalled broker and a spurious verdict on the other would stop all muting."""
+        t = topic(leaders=2)
+        without_rotation(t, candidates(t, SLOW, [0]), 0.0)
+        assert len(without_rotation(t, candidates(t, SLOW, [1]), 1.0)) == 1
 
 
 class TestOwnEvidenceByLeader:
