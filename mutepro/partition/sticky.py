@@ -4,9 +4,11 @@ Why sticky: one partition per topic collects messages until a batch is worth sen
 full batches instead of one tiny batch per partition (KIP-480 measured up to ~50 % lower latency). librdkafka
 does the same with ``sticky.partitioning.linger.ms`` (default 2 x ``linger.ms`` = 10 ms): it keeps the sticky
 partition until that interval has passed or the partition became unavailable. Java (KIP-794) switches after
-``batch.size`` bytes (16384 there). We switch on whichever comes first. MuteProducer passes librdkafka's own
-``batch.size`` (1,000,000 by default), so its batches are as large as the plain client's: switching every 16 KB
-cut them to 32 messages of 512 B and cost ~25 % of a saturated producer's throughput.
+``batch.size`` bytes (16384 there). We switch on whichever comes first; MuteProducer sets no byte limit unless
+the policy does (``partitioner.sticky_bytes``), so its batches are as large as the plain client's. Switching every
+16 KB cut them to 32 messages of 512 B and cost ~25 % of a saturated producer's throughput; even a limit of
+librdkafka's ``batch.size`` counted in value bytes left a small batch behind at every switch (a 1 MB batch holds
+1,919 records of 512 B with their overhead, the limit let 1,953 through).
 
 Why weighted: at each switch the next partition is drawn with probability proportional to its KIP-794 weight
 (``TopicSnapshot.cumulative_weights``), so partitions whose queues are filling up get fewer new batches.

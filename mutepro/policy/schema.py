@@ -282,9 +282,9 @@ class PartitionerConfig(_Model):
     sticky_bytes: int | None = Field(
         default=None,
         ge=1,
-        description="Bytes sent to one partition before switching (the switch also happens after "
-        "sticky.partitioning.linger.ms). Default: the client's batch.size (librdkafka: 1,000,000), so batches "
-        "are as large as librdkafka's own sticky partitioner makes them; Java's KIP-480 uses 16384.",
+        description="Value bytes sent to one partition before switching (the switch also happens after "
+        "sticky.partitioning.linger.ms). Default: no byte limit, only the time, as librdkafka's own sticky "
+        "partitioner, so batches are as large as the plain client's; Java's KIP-480 switches after 16384.",
     )
     adaptive: bool = Field(default=True, description="Weight partitions by how little they have outstanding.")
 
