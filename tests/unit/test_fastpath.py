@@ -23,6 +23,7 @@ from mutepro.partition.hashing import key_partitioner
 from mutepro.partition.snapshot import TopicSnapshot
 from mutepro.producer import accel
 from mutepro.producer.callbacks import CallbackQueue
+from mutepro.producer.message import EXPLICIT
 from mutepro.producer.rows import produce_rows
 from mutepro.producer.tracker import Counts, OutstandingTracker, TopicTally
 
@@ -271,7 +272,9 @@ class TestFastPathProduce:
     @pytest.mark.parametrize(
         "call",
         [
-            lambda f: f.produce("t", b"v", partition=2),  # explicit partition
+            lambda f: f.produce("t", b"v", partition=6),  # explicit partition beyond the topic: librdkafka's error
+            lambda f: f.produce("t", b"v", partition=-2),  # a negative other than -1: librdkafka's error
+            lambda f: f.produce("t", b"v", partition=True),  # not exactly an int
             lambda f: f.produce("other", b"v"),  # unknown topic
             lambda f: f.produce("t", value=bytearray(b"v")),  # value type the C path does not size
             lambda f: f.produce("t", b"v", 42),  # key type the C path does not hash
@@ -917,6 +920,55 @@ class TestSend:
         rig.inner.calls[-1][4](None, FakeMsg("t", 1))
         rig.queue.serve(0)
         assert len(cb.got) == 1 and rig.tally.reported[1] == 1
+
+
+class TestExplicitPartition:
+    def test_an_explicit_partition_goes_as_given_in_c(self) -> None:
+        """partition=p is sent to p without the picker or Python, and counted there."""
+        rig = Rig()
+        for i in range(12):
+            assert rig.fast.produce("t", value=b"v", partition=i % 6, on_delivery=print) is None
+        assert [c[3] for c in rig.inner.calls] == [i % 6 for i in range(12)]
+        assert rig.slow_calls == [] and rig.picks == 0
+        assert list(rig.tally.sent) == [2] * 6 and rig.tracker.totals.produced == 12
+
+    def test_minus_one_still_means_choose_for_me(self) -> None:
+        """partition=-1 is the sticky choice, as before."""
+        rig = Rig()
+        rig.fast.produce("t", b"v", partition=-1)
+        assert rig.picks == 1 and rig.inner.calls[0][3] == 5
+
+    def test_a_muted_or_half_open_partition_is_still_written_when_named(self) -> None:
+        """An explicit partition is never moved: muted or probing, it goes where the application said."""
+        rig = Rig(muted=frozenset({2}))
+        rig.snapshots["t"] = TopicSnapshot.build("t", 6, frozenset({2}), None, probing=frozenset({2}))
+        assert rig.fast.produce("t", b"v", b"k", 2) is None
+        assert rig.inner.calls[0][3] == 2 and rig.slow_calls == []
+        assert rig.fast.produce("t", b"v") == "slow"  # unkeyed: a probe may be due, Python decides
+
+    def test_its_reporter_carries_the_explicit_kind(self) -> None:
+        """A purged explicit message reaches the rescue as EXPLICIT (requeued to its partition, never moved)."""
+        rig = Rig()
+        rig.fast.produce("t", b"v", partition=3, on_delivery=print)
+        rig.fast.produce("t", b"v", on_delivery=print)
+        explicit, chosen = rig.inner.calls[0][4], rig.inner.calls[1][4]
+        assert explicit is not chosen
+        rig.fast.produce("t", b"v", partition=3, on_delivery=print)
+        assert rig.inner.calls[2][4] is explicit  # cached like the others
+        sink: list[Any] = []
+        rig.fast.purge_sink = sink
+        msg = _purged(3)
+        explicit(msg.error(), msg)
+        assert [kind for _, _, kind, _ in sink] == [EXPLICIT]
+
+    def test_delivery_reports_are_counted_and_reach_the_callback(self) -> None:
+        """The explicit reporter counts the report and queues the application's callback as any other."""
+        rig = Rig()
+        got: list[Any] = []
+        rig.fast.produce("t", b"v", partition=4, on_delivery=lambda err, msg: got.append((err, msg.partition())))
+        rig.inner.calls[0][4](None, FakeMsg("t", 4))
+        rig.queue.serve(0)
+        assert got == [(None, 4)] and rig.tally.reported[4] == 1 and rig.tally.ok[4] == 1
 
 
 class TestPurgeSink:
