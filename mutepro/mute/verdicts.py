@@ -166,8 +166,9 @@ def slow_on_its_own(t: TopicRecord, candidates: list[Candidate], oldest: Mapping
     times (measured: oldest per broker 0.9-1.07 s while the median partition holds nothing), and the
     slow-call rule muted them one by one. A stalled or limping broker stands out the other way: its oldest
     message ages on (1 s, 2 s, ...) while a healthy broker's stays at milliseconds, or at the queue's wait,
-    which a stall soon leaves 2x behind. Two brokers of three stalled: the third is the reference, both are
-    muted. Every leader behind at once is the producer or the whole cluster, as in :func:`without_saturation`.
+    which a stall soon leaves 2x behind. Two brokers of three stalled: the third is the reference, and this rule
+    keeps both (:func:`without_saturation` then holds back whatever would make more than half muted). Every
+    leader behind at once is the producer or the whole cluster, as in :func:`without_saturation`.
     The leader must also be behind *now*, past the steering floor (``avoid_min_ms``, 150 ms): the rate rule
     counts the last 10 s, and a partition whose 39 start-up messages took over 1 s was muted 8 s later, with its
     leader answering in 2 ms and the others in 1 ms.
