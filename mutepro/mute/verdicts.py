@@ -107,8 +107,9 @@ def without_rotation(t: TopicRecord, candidates: list[Candidate], now: float) ->
     slow = [c for c in candidates if c[2].reason == MuteReason.SLOW_CALL]
     if not slow:
         return candidates
+    others = [c for c in candidates if c[2].reason != MuteReason.SLOW_CALL]
     if now < t.rotating_until:
-        return [c for c in candidates if c[2].reason != MuteReason.SLOW_CALL]
+        return others
     leaders = {part.leader for part in t.partitions.values() if part.leader >= 0}
     tripped = {leader for leader, at in t.slow_trips.items() if now - at <= ROTATION_WINDOW_S}
     new = {c[1].leader for c in slow if c[1].leader >= 0}
@@ -119,7 +120,7 @@ def without_rotation(t: TopicRecord, candidates: list[Candidate], now: float) ->
             pause_s=ROTATION_WINDOW_S,
             action="not muting for slow calls: every broker was slow in turn (the cluster, not one broker)",
         )
-        return [c for c in candidates if c[2].reason != MuteReason.SLOW_CALL]
+        return others
     for leader in new:
         t.slow_trips[leader] = now
     return candidates

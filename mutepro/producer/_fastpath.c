@@ -953,7 +953,7 @@ static PyObject *frozen_headers(PyObject *h) {
     return t;
 }
 
-static Reporter *reporter_new(FastPath *fp, PyObject *cb, Tally *tally, PyObject *headers, long kind) {
+static Reporter *reporter_new(FastPath *fp, PyObject *cb, Tally *tally, PyObject *headers, long kind, int tracked) {
     PyObject *kept = NULL;
     if (headers != NULL && (kept = frozen_headers(headers)) == NULL)
         return NULL;
@@ -971,10 +971,11 @@ static Reporter *reporter_new(FastPath *fp, PyObject *cb, Tally *tally, PyObject
     r->tally = tally;
     r->headers = kept;
     r->kind = kind;
-    /* A per-message reporter (it has headers) is referenced by librdkafka's message only, which the collector
-     * cannot see: no cycle it could find goes through it, and tracking it costs every collection a visit per
-     * outstanding message. The shared reporters (no headers) stay tracked: the producer's cache refers to them. */
-    if (kept == NULL && kind == 0)
+    /* ``tracked``: the caller's choice. A per-message reporter (headers, a kind) is referenced by librdkafka's
+     * message only, which the collector cannot see: no cycle it could find goes through it, and tracking it costs
+     * every collection a visit per outstanding message. The shared reporters are tracked: the producer's cache
+     * refers to them. */
+    if (tracked)
         PyObject_GC_Track(r);
     return r;
 }
@@ -1015,13 +1016,11 @@ static PyObject *fastpath_reporter(FastPath *fp, PyObject *cb, PyObject *topic, 
             Py_DECREF(key);
             return NULL;
         }
-        Reporter *r = reporter_new(fp, cb, tally, NULL, kind);
+        Reporter *r = reporter_new(fp, cb, tally, NULL, kind, 1); /* shared through the cache: tracked */
         if (r == NULL) {
             Py_DECREF(key);
             return NULL;
         }
-        if (!PyObject_GC_IsTracked((PyObject *)r))
-            PyObject_GC_Track(r); /* shared through the cache, like the kind-0 ones: the collector must see it */
         int rc = PyDict_SetItem(fp->reporters, key, (PyObject *)r);
         Py_DECREF(r);
         if (rc < 0) {
@@ -1338,7 +1337,7 @@ static PyObject *FastPath_produce(FastPath *fp, PyObject *const *args, size_t na
         goto to_slow; /* the Python path raises the TypeError */
     long kind = explicit_p >= 0 ? KIND_EXPLICIT : 0;
     if (a[6] != NULL && a[6] != Py_None) /* headers: a reporter of its own keeps them for a re-send */
-        reporter = (PyObject *)reporter_new(fp, cb, t, a[6], kind);
+        reporter = (PyObject *)reporter_new(fp, cb, t, a[6], kind, 0);
     else
         reporter = fastpath_reporter(fp, cb, topic, t, kind);
     if (reporter == NULL) {
@@ -1726,10 +1725,10 @@ static PyObject *FastPath_send(FastPath *fp, PyObject *const *args, Py_ssize_t n
         goto done;
     }
     if (headers != Py_None || kind != 0)
-        reporter = (PyObject *)reporter_new(fp, cb, t, headers != Py_None ? headers : NULL, kind);
+        reporter = (PyObject *)reporter_new(fp, cb, t, headers != Py_None ? headers : NULL, kind, 0);
     else if ((reporter = fastpath_reporter(fp, cb, topic, t, 0)) == NULL) {
         PyErr_Clear(); /* an unhashable callback: a reporter of its own */
-        reporter = (PyObject *)reporter_new(fp, cb, t, NULL, 0);
+        reporter = (PyObject *)reporter_new(fp, cb, t, NULL, 0, 1);
     }
     if (reporter == NULL || (pobj = PyLong_FromLong(p)) == NULL)
         goto done;
