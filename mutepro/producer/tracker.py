@@ -229,7 +229,9 @@ class OutstandingTracker:
         self.native = native
         self.buffer_max_messages = buffer_max_messages
         self.buffer_max_bytes = buffer_max_bytes
-        self.topics: dict[str, Any] = {}  # topic -> TopicTally or NativeTopicTally
+        # topic -> TopicTally or NativeTopicTally. An entry, once made, is grown in place and never replaced: the C
+        # fast path keeps the last topic's tally by identity instead of looking it up per message.
+        self.topics: dict[str, Any] = {}
         self.totals: Any = fastpath.Counts() if native and fastpath is not None else Counts()
         self.busy_now: dict[str, list[int]] = {}  # topic -> the busy partitions at the last checkpoint
 

@@ -195,6 +195,7 @@ class Rig:
         sticky_bytes: int = 1000,
         inline_poll_every: int = 10_000,
         reroutes: dict[tuple[str, int], dict[int, int]] | None = None,
+        linger_s: float = 60.0,
     ) -> None:
         self.inner = FakeInner()
         self.tracker = OutstandingTracker(1000, 1 << 20, native=True)
@@ -211,7 +212,7 @@ class Rig:
             inner_produce=self.inner.produce, inner_poll=self.inner.poll, snapshots=self.snapshots,
             tallies=self.tracker.topics, holds=self.holds, slow_produce=self._slow, on_report=self._on_report,
             queue=self.queue, picker=self._pick, default_cb=None, counts=self.tracker.totals, key_mode=key_mode,
-            only_errors=0, sticky_bytes=sticky_bytes, linger_s=60.0, inline_poll_every=inline_poll_every,
+            only_errors=0, sticky_bytes=sticky_bytes, linger_s=linger_s, inline_poll_every=inline_poll_every,
             **({"reroutes": reroutes} if reroutes is not None else {}),
         )
 
@@ -245,6 +246,22 @@ class TestFastPathProduce:
         for _ in range(12):
             rig.fast.produce("t", b"x" * 100)  # 1000 sticky bytes -> a switch every 10 messages
         assert rig.picks == 2
+
+    def test_a_stick_ends_soon_after_its_linger_however_many_reads_are_skipped(self) -> None:
+        """Once the sticky partition's linger is over, a new pick comes within 65 messages (the stride between two
+        precise clock reads is at most 64), after thousands of messages have made the stride as long as it gets."""
+        linger = 0.05
+        rig = Rig(sticky_bytes=0, linger_s=linger)
+        for _ in range(5000):
+            rig.fast.produce("t", b"x")
+        picks, done = rig.picks, time.monotonic()
+        while time.monotonic() <= done + linger:  # the current stick's deadline is now behind us
+            pass
+        for _ in range(65):
+            rig.fast.produce("t", b"x")
+            if rig.picks > picks:
+                break
+        assert rig.picks == picks + 1, "no new pick in 65 messages after the linger ended"
 
     def test_keyed_messages_land_on_librdkafka_partition(self) -> None:
         """Keyed placement is the configured partitioner's, passed to librdkafka as an explicit partition."""
@@ -549,6 +566,32 @@ class TestReporter:
         worker.join()
         rig.fast.leave_direct(previous)
         assert got == [] and len(rig.queue) == 1
+
+    def test_a_report_counts_for_the_partition_it_was_produced_to_without_asking(self) -> None:
+        """Fast-path reporters are per partition (shared per callback, topic and partition; one of its own with
+        headers): a delivery counts for the partition the message went to, and msg.partition() is never called."""
+
+        class NoPartition(FakeMsg):
+            def partition(self) -> int:
+                raise AssertionError("the reporter asked the report for its partition")
+
+        rig = Rig(key_mode=fp.KP_MURMUR2_RANDOM)
+        ref = key_partitioner("murmur2_random")
+        keys = [b"a", b"b", b"c", b"d", b"e", b"f"]
+        for key in keys:
+            rig.fast.produce("t", b"v", key)
+            rig.fast.produce("t", b"v", key, headers=[("h", b"1")])
+        reporters = [c[4] for c in rig.inner.calls]
+        for call in rig.inner.calls:
+            call[4](None, NoPartition("t", (call[3] + 1) % 6))  # a report that would name another partition
+        for p in range(6):
+            expected = 2 * sum(ref(k, 6) == p for k in keys)
+            assert rig.tally.reported[p] == expected and rig.tally.ok[p] == expected
+        shared = reporters[0::2]
+        for i, key in enumerate(keys):  # the same callback and partition share one reporter
+            twin = next(j for j, k in enumerate(keys) if ref(k, 6) == ref(key, 6))
+            assert shared[i] is shared[twin]
+        assert len({id(r) for r in shared}) == len({ref(k, 6) for k in keys})
 
     def test_reporters_with_headers_are_not_tracked_by_the_collector(self) -> None:
         """A per-message reporter and the (str, bytes) pairs it keeps are untracked; the shared one is not."""
