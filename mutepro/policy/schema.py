@@ -310,6 +310,16 @@ class RescueConfig(_Model):
         "behind a broker's hiccup, among a full queue over a wide topic, are not worth re-sending the whole queue "
         "(they wait for their broker, or for the rescue once the rest has drained); 0: always.",
     )
+    blocked_share_pct: int | None = Field(
+        default=90,
+        ge=1,
+        le=100,
+        description="No waiting for after_ms while the application is blocked on the muted partitions: its "
+        "produce() met a full queue (BufferError) since the mute and their stuck messages are at least this share "
+        "of everything queued. Waiting then frees nothing the application could use and costs it all its "
+        "throughput (a saturated writer, one broker of three stalled: 0 msg/s for that second). null: always "
+        "wait after_ms.",
+    )
     header: str | None = Field(
         default="x-mutepro-rescued-from",
         min_length=1,

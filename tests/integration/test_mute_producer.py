@@ -213,6 +213,55 @@ class TestRescueDelay:
         producer.close()
 
 
+    @pytest.mark.parametrize("blocked_share_pct", [90, None], ids=["blocked-rescues-at-once", "always-wait"])
+    def test_a_writer_blocked_by_a_stall_gets_its_rescue_before_after_ms(
+        self, kafka_cluster: LocalCluster, topic_factory, blocked_share_pct: int | None
+    ) -> None:
+        """A closed loop fills a small queue while broker 2 is stopped: with rescue.after_ms 60 s, the stuck
+        messages are still taken back and re-sent elsewhere during the stall, because produce() keeps meeting a
+        full queue they fill (rescue.blocked_share_pct). With it null nothing is purged (the control). Nothing is
+        lost either way."""
+        topic = topic_factory(replica_assignment=RF1)
+        ledger = Ledger()
+        # A small queue the loop fills in moments, and one request in flight per broker: broker 2's messages wait
+        # in librdkafka's queue, where a purge (in_queue) takes them back, not in a request already sent.
+        conf = kafka_cluster.client_config(
+            **{"linger.ms": 5, "queue.buffering.max.messages": 5_000, "max.in.flight.requests.per.connection": 1}
+        )
+        rescue = {"after_ms": 60_000, "blocked_share_pct": blocked_share_pct}
+        pad = bytes(1000)
+        producer = MuteProducer(conf, policy=_policy(rescue=rescue))
+        _warm(producer, topic, ledger)
+        sent = refused = 0
+        with kafka_cluster.stalled(2):
+            deadline = time.monotonic() + 30
+            muted_at: float | None = None
+            while time.monotonic() < deadline and sent < 200_000:
+                try:
+                    producer.produce(topic, value=f"c{sent}|".encode() + pad, on_delivery=ledger.callback)
+                    sent += 1
+                except BufferError:
+                    refused += 1
+                    producer.poll(0.01)
+                if sent % 100 == 0:
+                    producer.poll(0)
+                if muted_at is None and _muted(producer, topic) & ON_BROKER_2:
+                    muted_at = time.monotonic()
+                if producer.counters.rescued:
+                    break
+                if muted_at is not None and blocked_share_pct is None and time.monotonic() > muted_at + 5:
+                    break  # the control: five seconds of a blocked writer after the mutes, and no rescue
+            rescued_during_stall = producer.counters.rescued
+        assert muted_at is not None and refused > 0, f"no mute or never blocked: {producer.counters.as_dict()}"
+        assert producer.flush(60) == 0
+        assert ledger.failed == {} and len(ledger.delivered) == sent + 60
+        if blocked_share_pct is None:
+            assert rescued_during_stall == 0
+        else:
+            assert rescued_during_stall > 0
+        producer.close()
+
+
 class TestKilledBroker:
     def test_unmute_after_leadership_moves(self, kafka_cluster: LocalCluster, topic_factory) -> None:
         """RF=3: the killed leader's partitions are muted, then unmuted when leadership moves to a live broker."""

@@ -514,6 +514,51 @@ class TestRescueDelay:
         assert h.fake.purges == [] and len(h.values(3)) == 22
         h.close()
 
+    def test_an_application_blocked_on_the_stuck_queue_gets_its_rescue_at_once(self, accelerate: bool) -> None:
+        """The muted partition holds the whole queue and produce() then meets a full queue: the next tick rescues,
+        without waiting rescue.after_ms (1 s by default)."""
+        h = Harness(accelerate, rescue={})
+        victim, queued = _muted_with_queue(h)
+        assert h.fake.purges == []
+        h.fake.capacity = len(h.fake.pending)
+        with pytest.raises(BufferError):
+            h.producer.produce(TOPIC, b"refused")
+        h.tick(0.05)
+        assert h.fake.purges == [(True, False)] and h.values(victim) == []
+        assert h.producer.counters.rescued == len(queued)
+        h.close()
+
+    def test_blocked_but_mostly_on_healthy_partitions_waits(self, accelerate: bool) -> None:
+        """Full queue, but the stuck messages are 10 of 30 queued (below rescue.blocked_share_pct 90): the rescue
+        still waits for after_ms, then runs."""
+        h = Harness(accelerate, rescue={})
+        victim, queued = _muted_with_queue(h)
+        other = (victim + 1) % 6
+        for i in range(20):
+            h.producer.produce(TOPIC, f"o{i}".encode(), partition=other)
+        h.fake.capacity = len(h.fake.pending)
+        with pytest.raises(BufferError):
+            h.producer.produce(TOPIC, b"refused")
+        for _ in range(10):
+            h.tick(0.05)
+        assert h.fake.purges == [] and h.values(victim) == queued
+        for _ in range(12):
+            h.tick(0.05)
+        assert h.fake.purges == [(True, False)] and h.producer.counters.rescued == len(queued)
+        h.close()
+
+    def test_blocked_share_null_always_waits(self, accelerate: bool) -> None:
+        """rescue.blocked_share_pct null: a blocked application still waits the whole after_ms."""
+        h = Harness(accelerate, rescue={"blocked_share_pct": None})
+        victim, queued = _muted_with_queue(h)
+        h.fake.capacity = len(h.fake.pending)
+        with pytest.raises(BufferError):
+            h.producer.produce(TOPIC, b"refused")
+        for _ in range(10):
+            h.tick(0.05)
+        assert h.fake.purges == [] and h.values(victim) == queued
+        h.close()
+
     def test_a_muted_partition_holding_nothing_costs_no_purge(self, accelerate: bool) -> None:
         """Muted with an empty queue (after_ms 0): the other partitions' queues are not taken back for nothing."""
         h = Harness(accelerate)
