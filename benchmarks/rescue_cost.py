@@ -35,7 +35,11 @@ class _Inner(confluent_kafka.Producer):
 
 def one(n: int, keyed: bool) -> dict[str, float]:
     conf = {"bootstrap.servers": "127.0.0.1:1", "linger.ms": 5, "message.timeout.ms": 600_000, "log_level": 0}
-    producer = MuteProducer(conf, _inner_factory=_Inner, _threads=False)
+    # sticky_bytes 16 KB: the messages spread over every partition, as a saturated loop's do over its linger
+    # windows (time-only stickiness would put these 40,000, produced in ~15 ms, on two or three partitions, and
+    # some runs none on broker 2's)
+    policy = {"defaults": {"partitioner": {"sticky_bytes": 16384}}}
+    producer = MuteProducer(conf, policy=policy, _inner_factory=_Inner, _threads=False)
     try:
         producer.wait_for_topic(TOPIC, 0)
         producer._load_metadata(time.monotonic())
