@@ -64,8 +64,10 @@ console = Console(stderr=True)
 FAULT_BROKER = 2
 POLL_EVERY = 500  # the loop: poll(0) every 500 messages
 # Bound on messages per run. A saturated loop reaches ~300,000 msg/s on a quiet machine: a 60 s fault run needs
-# 18 M (4 M, the former bound, ended every run after ~15 s, before the fault). Recorder arrays: 18 B/message.
-CAPACITY = 30_000_000
+# 18 M (4 M, the former bound, ended every run after ~15 s, before the fault); MuteProducer reached 570,000 msg/s
+# before a stall, and 30 M ended its 60 s fault runs ~7 s early, in the after-fault third. Recorder arrays:
+# 18 B/message (810 MB at this bound).
+CAPACITY = 45_000_000
 
 #: style name -> the produce() call as users write it (names in scope: produce, topic, value, key, cb, n, P, H, TS)
 STYLES: dict[str, str] = {
