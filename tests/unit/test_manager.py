@@ -27,6 +27,7 @@ POLICY = TopicPolicy(
     breaker=BreakerConfig(retry_interval_ms=5000, max_retry_interval_ms=60_000, backoff_multiplier=2.0,
                           half_open_probes=2),
     slow_call=SlowCallConfig(threshold_ms=1000),
+    congestion=CongestionConfig(min_age_ms=200),  # the outlier logic's tests (the default's age: TestCongestionAge)
 )
 
 
@@ -339,11 +340,33 @@ class TestCongestionOutliers:
 
     def test_factor_one_keeps_the_plain_share_rule(self, clock: FakeClock) -> None:
         """outlier_factor=1 turns the outlier check off: the buffer share alone decides."""
-        policy = POLICY.model_copy(update={"congestion": CongestionConfig(outlier_factor=1.0)})
+        policy = POLICY.model_copy(update={"congestion": CongestionConfig(outlier_factor=1.0, min_age_ms=200)})
         rig = Rig(clock, policy=policy)
         rig.mgr.ensure_topic(T, 6, LEADERS)
         self._fill(rig, {0: 26_000, 1: 28_000, 2: 27_000, 3: 26_500, 4: 27_500, 5: 26_000})
         assert {p for _, p in rig.evaluate()} == {0, 1, 2, 3, 4, 5}
+
+
+class TestCongestionAge:
+    def test_a_pause_shorter_than_the_default_age_mutes_nothing(self, clock: FakeClock) -> None:
+        """Default congestion.min_age_ms (1,000): a partition at 30 % of the buffer whose oldest message waited
+        0.9 s (a healthy broker's pause under a saturating writer) is not muted; at 1.05 s it is."""
+        rig = Rig(clock, policy=POLICY.model_copy(update={"congestion": CongestionConfig()}))
+        rig.mgr.ensure_topic(T, 6, LEADERS)
+        tally = rig.tracker.ensure(T, 6, 1.0)
+        for p, n in {0: 1_000, 1: 30_000, 2: 1_200, 3: 900, 4: 1_100, 5: 1_000}.items():
+            tally.sent[p] += n
+            tally.sent_bytes[p] += n * 100
+            rig.tracker.sent_total += n
+            if p != 1:
+                tally.reported[p] += n  # the others drained: only partition 1 still waits
+                rig.tracker.reported_total += n
+        rig.tracker.checkpoint(rig.clock())
+        rig.clock.advance(0.9)
+        assert [e for e in rig.events if e.reason == "congestion"] == [] and rig.evaluate() == []
+        rig.clock.advance(0.15)
+        rig.evaluate()
+        assert [e.partition for e in rig.events if e.kind == "mute"] == [1]
 
 
 class TestProbeSpacing:
