@@ -465,6 +465,13 @@ def test_a_probe_purged_by_another_partitions_rescue_counts_as_failed(accelerate
     h.close()
 
 
+def _meet_a_full_queue(h: Harness) -> None:
+    """librdkafka's queue is full from now on, and the application's next produce() meets it (BufferError)."""
+    h.fake.capacity = len(h.fake.pending)
+    with pytest.raises(BufferError):
+        h.producer.produce(TOPIC, b"refused")
+
+
 @pytest.mark.parametrize("accelerate", PATHS)
 class TestRescueDelay:
 
@@ -520,9 +527,7 @@ class TestRescueDelay:
         h = Harness(accelerate, rescue={})
         victim, queued = _muted_with_queue(h)
         assert h.fake.purges == []
-        h.fake.capacity = len(h.fake.pending)
-        with pytest.raises(BufferError):
-            h.producer.produce(TOPIC, b"refused")
+        _meet_a_full_queue(h)
         h.tick(0.05)
         assert h.fake.purges == [(True, False)] and h.values(victim) == []
         assert h.producer.counters.rescued == len(queued)
@@ -536,9 +541,7 @@ class TestRescueDelay:
         other = (victim + 1) % 6
         for i in range(20):
             h.producer.produce(TOPIC, f"o{i}".encode(), partition=other)
-        h.fake.capacity = len(h.fake.pending)
-        with pytest.raises(BufferError):
-            h.producer.produce(TOPIC, b"refused")
+        _meet_a_full_queue(h)
         for _ in range(10):
             h.tick(0.05)
         assert h.fake.purges == [] and h.values(victim) == queued
@@ -551,9 +554,7 @@ class TestRescueDelay:
         """rescue.blocked_share_pct null: a blocked application still waits the whole after_ms."""
         h = Harness(accelerate, rescue={"blocked_share_pct": None})
         victim, queued = _muted_with_queue(h)
-        h.fake.capacity = len(h.fake.pending)
-        with pytest.raises(BufferError):
-            h.producer.produce(TOPIC, b"refused")
+        _meet_a_full_queue(h)
         for _ in range(10):
             h.tick(0.05)
         assert h.fake.purges == [] and h.values(victim) == queued
