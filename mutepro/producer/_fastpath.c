@@ -1025,10 +1025,12 @@ static Reporter *reporter_new(FastPath *fp, PyObject *cb, Tally *tally, PyObject
 }
 
 /* The shared reporter ``parent``'s reporter for partition p (a new reference), made on first use. Partitions
- * only grow, so the array does too; at most one reporter per (callback, topic, kind, partition) lives. */
-static PyObject *partition_reporter(Reporter *parent, long p) {
+ * only grow, so the array does too; at most one reporter per (callback, topic, kind, partition) lives. Sets
+ * *ran_python when it made one (allocating may run the collector, and so Python code). */
+static PyObject *partition_reporter(Reporter *parent, long p, int *ran_python) {
     if (p < parent->nchildren && parent->children[p] != NULL)
         return Py_NewRef(parent->children[p]);
+    *ran_python = 1;
     /* made first: allocating may run the collector and so finalizers, which may produce and fill the slot */
     Reporter *child = reporter_new(parent->fp, parent->cb, parent->tally, NULL, parent->kind, 1);
     if (child == NULL)
@@ -1074,12 +1076,15 @@ static int reporters_reset(FastPath *fp) {
     return 0;
 }
 
-/* The Reporter for (cb, topic) and kind (0, or KIND_EXPLICIT), a new reference. */
-static PyObject *fastpath_reporter(FastPath *fp, PyObject *cb, PyObject *topic, Tally *tally, long kind) {
+/* The Reporter for (cb, topic) and kind (0, or KIND_EXPLICIT), a new reference. Sets *ran_python unless the
+ * identity cache answered (the dict hashes and compares the callback, which may run Python code). */
+static PyObject *fastpath_reporter(FastPath *fp, PyObject *cb, PyObject *topic, Tally *tally, long kind,
+                                   int *ran_python) {
     if (cb == fp->last_cb && topic == fp->last_topic && kind == fp->last_kind && fp->last_reporter != NULL) {
         Py_INCREF(fp->last_reporter);
         return fp->last_reporter;
     }
+    *ran_python = 1;
     if (PyDict_GET_SIZE(fp->reporters) >= 512 && reporters_reset(fp) < 0) /* a fresh lambda per message */
         return NULL;
     PyObject *key = kind == 0 ? PyTuple_Pack(2, cb, topic) : Py_BuildValue("(OOl)", cb, topic, kind);
@@ -1454,14 +1459,9 @@ static PyObject *FastPath_produce(FastPath *fp, PyObject *const *args, size_t na
             ((Reporter *)reporter)->partition = p;
         ran_python = 1;
     } else {
-        if (!(cb == fp->last_cb && topic == fp->last_topic && kind == fp->last_kind && fp->last_reporter != NULL))
-            ran_python = 1; /* the cache's dict: hashing and comparing the callback may run Python code */
-        PyObject *shared = fastpath_reporter(fp, cb, topic, t, kind);
+        PyObject *shared = fastpath_reporter(fp, cb, topic, t, kind, &ran_python);
         if (shared != NULL) {
-            Reporter *sr = (Reporter *)shared;
-            if (!(p < sr->nchildren && sr->children[p] != NULL))
-                ran_python = 1; /* a new reporter: allocating it may run the collector */
-            reporter = partition_reporter(sr, p);
+            reporter = partition_reporter((Reporter *)shared, p, &ran_python);
             Py_DECREF(shared);
         }
     }
@@ -1853,13 +1853,14 @@ static PyObject *FastPath_send(FastPath *fp, PyObject *const *args, Py_ssize_t n
     }
     Tally *t = (Tally *)Py_NewRef(tally_obj);
     PyObject *reporter = NULL, *pobj = NULL, *result = NULL;
+    int ran_python = 0; /* send() re-checks nothing after the reporter: Python running there is harmless */
     if (p < 0 || p >= t->count) {
         PyErr_Format(PyExc_ValueError, "send: partition %ld is not tracked for %R", p, topic);
         goto done;
     }
     if (headers != Py_None || kind != 0)
         reporter = (PyObject *)reporter_new(fp, cb, t, headers != Py_None ? headers : NULL, kind, 0);
-    else if ((reporter = fastpath_reporter(fp, cb, topic, t, 0)) == NULL) {
+    else if ((reporter = fastpath_reporter(fp, cb, topic, t, 0, &ran_python)) == NULL) {
         PyErr_Clear(); /* an unhashable callback: a reporter of its own */
         reporter = (PyObject *)reporter_new(fp, cb, t, NULL, 0, 1);
     }

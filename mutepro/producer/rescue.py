@@ -442,8 +442,7 @@ class Rescuer:
                         if target >= 0 and target != before:
                             headers = msg.headers()
                             if header is not None:
-                                headers = [(header[0], header[1])] if headers is None else with_header(
-                                    headers, header[0], header[1])
+                                headers = with_header(headers, *header)
                             try:
                                 send(topic, value, None, headers, create_time(msg), cb, target, RESCUED)
                             except BufferError:
@@ -455,10 +454,9 @@ class Rescuer:
                                 continue
                             else:
                                 run[1] -= 1
-                                core.counters.rescued += 1
-                                for counts in (moved.setdefault((topic, before), {}),
-                                               self.moves.setdefault((topic, before, "muted"), {})):
-                                    counts[target] = counts.get(target, 0) + 1
+                                self._count_move(topic, before, target, "muted")
+                                counts = moved.setdefault((topic, before), {})
+                                counts[target] = counts.get(target, 0) + 1
                                 continue
                     if requeued >= 0 and (topic, before) in staying and not kind & PROBE:
                         # Most of a purge is the healthy partitions' queue, going straight back where it was:
@@ -575,9 +573,13 @@ class Rescuer:
         header = self._core.policy_for(topic).rescue.header
         if header:
             headers = with_header(headers, header, str(origin).encode())
-        self._core.counters.rescued += 1
+        self._count_move(topic, origin, target, why)
         self._resend(OutMessage.from_report(msg, cb, headers=headers), target, RESCUED)
-        # one event per partition and tick (see the driver), never one per message: a rescue moves thousands
+
+    def _count_move(self, topic: str, origin: int, target: int, why: str) -> None:
+        """Count one message moved from ``origin`` to ``target``: the ``rescued`` counter and the driver's
+        aggregate (one event per partition and tick, never one per message: a rescue moves thousands)."""
+        self._core.counters.rescued += 1
         moves = self.moves.setdefault((topic, origin, why), {})
         moves[target] = moves.get(target, 0) + 1
 
