@@ -13,9 +13,14 @@ Sections (``--sections``, comma-separated):
   the shared machine hits both. ``--cpu-load N`` runs N busy processes beside the loops (the same for both
   producers): the "CPU shared with the executor JVM" case.
 * ``partitions``: the unkeyed keyword loop at 12, 120 and 1,200 partitions: cost per message as partitions grow.
+* ``ceiling``: healthy cluster, the unkeyed keyword loop on a 12-partition topic led by all three brokers and on one
+  led by brokers 1 and 3 only: what this machine delivers while broker 2 takes no load (the brokers share the two
+  cores with the producer). MuteProducer also runs the three-broker topic with broker 2 muted by hand (healthy,
+  unused): what the muted state costs by itself. See ``Bench.ceiling``.
 * ``faults``: the **default policy** (``MuteProducer(conf)``, nothing tuned), keyed=False, closed loop for
-  ``--fault-run`` seconds with broker 2 limping (stopped 80% of every second) or stalled (SIGSTOP) in the middle
-  third; delivered msg/s before, during and after the fault, from the delivery callbacks' times. Kafka's Java
+  ``--fault-run`` seconds on a topic whose 12 leaders are spread evenly (4 per broker), with broker 2 limping
+  (stopped 80% of every second) or stalled (SIGSTOP) in the middle third; delivered msg/s before, during and after
+  the fault, from the delivery callbacks' times. Kafka's Java
   producer with KIP-794 adaptive partitioning runs the same fault as a third peer (``--no-java`` leaves it out;
   settings and why: ``java_peer.py``). ``--fault-reps`` rounds (default 3) of one run per producer, plain and
   mute alternating which goes first; each ratio is reported with its median and min..max over the rounds.
@@ -68,6 +73,17 @@ POLL_EVERY = 500  # the issue's loop: poll(0) every 500 messages
 # before a stall, and 30 M ended its 60 s fault runs ~7 s early, in the after-fault third. Recorder arrays:
 # 18 B/message (810 MB at this bound).
 CAPACITY = 45_000_000
+
+# Why the benchmark's topics keep little data: a saturated run writes 230 MB/s (450k msg/s of 512 B), 14 GB in a
+# 60 s fault run, to brokers that share this machine's two cores. Past the kernel's dirty_background threshold
+# (10 % of 23 GB here, reached ~9 s into a run) its writeback threads take CPU from the brokers and the producer:
+# a plain warm-up loop fell from 420-465k msg/s in its first 9 s to ~350k for the rest, so every run's first
+# seconds were faster than its later ones, and a fault run's pre-fault third was measured on a faster machine
+# than its fault. Segments of 32 MB, deleted (unwritten) once 64 MB per partition is behind them and checked
+# every second, keep ~1 GB in the page cache at most: one plain run measured 420k msg/s this way against 380k
+# with the usual topic, with no drift over its 60 s. Production brokers run on machines of their own.
+TOPIC_CONFIG = {"segment.bytes": str(32 << 20), "retention.bytes": str(64 << 20), "file.delete.delay.ms": "0"}
+BROKER_CONFIG = {"log.retention.check.interval.ms": "1000"}
 
 #: style name -> the produce() call as users write it (names in scope: produce, topic, value, key, cb, n, P, H, TS)
 STYLES: dict[str, str] = {
@@ -156,7 +172,8 @@ class Bench:
     def conf(self) -> dict[str, Any]:
         return self.cluster.client_config(**{"linger.ms": 5, "acks": "1"})
 
-    def topic(self, partitions: int, rf: int = 1) -> str:
+    def topic(self, partitions: int, rf: int = 1, leaders: Sequence[int] | None = None) -> str:
+        """A fresh topic; ``leaders`` places partition p's only replica on ``leaders[p % len(leaders)]``."""
         # The previous run's topic goes first: a saturated run writes 5-8 GB (15 M messages of 512 B), and a full
         # section without deletions filled the disk (a broker died of "No space left on device" mid-run).
         if self._made:
@@ -168,7 +185,11 @@ class Bench:
             self._made.clear()
         name = f"sat-{uuid.uuid4().hex[:8]}"
         self._made.append(name)
-        create_topic(self.admin, name, partitions=partitions, replication_factor=rf)
+        if leaders:
+            assignment = [[leaders[p % len(leaders)]] for p in range(partitions)]
+            create_topic(self.admin, name, replica_assignment=assignment, config=TOPIC_CONFIG)
+        else:
+            create_topic(self.admin, name, partitions=partitions, replication_factor=rf, config=TOPIC_CONFIG)
         # Deleting the last topic and creating this one go on in the brokers after the admin calls return (with
         # 1,200 partitions, for seconds): a run started at once would be measured against a cluster at work.
         cores = self.cluster.wait_quiet(0.3, timeout_s=90)
@@ -194,11 +215,15 @@ class Bench:
         return self.cluster.stalled(FAULT_BROKER)
 
     def run(
-        self, kind: str, style: str, topic: str, partitions: int, seconds: float, timed: bool = False
+        self, kind: str, style: str, topic: str, partitions: int, seconds: float, timed: bool = False,
+        prepare: Callable[[Any], None] | None = None,
     ) -> dict[str, Any]:
         """One closed-loop run; delivered msg/s over the load and the bounded flush after it. ``timed`` also
-        keeps deliveries per second (the partitions sweep: where a slow run lost its time)."""
+        keeps deliveries per second (the partitions sweep: where a slow run lost its time); ``prepare`` gets the
+        producer before the loop starts."""
         producer = self.producer(kind, topic)
+        if prepare is not None:
+            prepare(producer)
         rec = TimedRecorder(CAPACITY) if timed else Recorder(CAPACITY)
         loop = _loop_for(style)
         gc.collect()
@@ -265,10 +290,53 @@ class Bench:
             "runs": runs,
         }  # fmt: skip
 
+    def balanced(self) -> list[int]:
+        """Every broker leads the same number of partitions (4 of 12 with 3 brokers).
+
+        Why: left to the controller, broker 2 led 2, 3 and 5 of 12 partitions in three topics of one session, so
+        a fault took a sixth to five twelfths of the load away from one round to the next."""
+        return sorted(self.cluster.brokers)
+
+    def ceiling(self, seconds: float, reps: int) -> dict[str, Any]:
+        """What the machine delivers with broker 2 out of the way: closed loops on a topic led by all three brokers
+        and on one led by the two others only (broker 2 healthy, unused), both producers, order alternating; and
+        MuteProducer on the three-broker topic with broker 2 muted by hand.
+
+        Why: a fault run's during/pre compares a third on three brokers with one on two, on brokers that share
+        the producer's two cores. ``two_over_three`` says what that costs any producer here with nothing wrong;
+        ``three_muted_over_three`` what MuteProducer's muted state costs by itself (the writable-set check per
+        message, picks among fewer partitions), apart from the fault."""
+        three = self.balanced()
+        two = [b for b in three if b != FAULT_BROKER]
+        out: dict[str, Any] = {"seconds": seconds, "reps": reps, "three": three, "two": two}
+
+        def mute_broker_2(producer: MuteProducer) -> None:
+            producer.mute_manager.mute_broker(FAULT_BROKER)
+
+        for kind in ("plain", "mute"):
+            # MuteProducer also runs the three-broker topic with broker 2 muted by hand (healthy, unused): what
+            # the muted state itself costs, apart from the fault
+            layouts = ("three", "two") + (("three_muted",) if kind == "mute" else ())
+            runs: dict[str, list[float]] = {layout: [] for layout in layouts}
+            for rep in range(reps):
+                for layout in layouts if rep % 2 == 0 else layouts[::-1]:
+                    topic = self.topic(12, leaders=two if layout == "two" else three)
+                    prepare = mute_broker_2 if layout == "three_muted" else None
+                    r = self.run(kind, "keywords", topic, 12, seconds, prepare=prepare)
+                    runs[layout].append(r["msgs_s"])
+                    console.print(f"  ceiling {kind:5s} rep {rep + 1} {layout:11s} {r['msgs_s']:>10,.0f} msg/s"
+                                  f"  mutes {r['mutes']}")  # fmt: skip
+            out[kind] = {f"{layout}_msgs_s": _spread(runs[layout]) for layout in layouts}
+            for layout in layouts[1:]:
+                ratios = [t / h for t, h in zip(runs[layout], runs["three"], strict=True)]
+                out[kind][f"{layout}_over_three"] = _spread(ratios, 3)
+            out[kind]["runs"] = runs
+        return out
+
     def java_fault(self, fault: str, run_s: float) -> dict[str, Any]:
         """The Java producer (KIP-794 adaptive partitioning, see java_peer.py) in the same closed-loop fault run:
         ``send()`` as fast as it returns (it blocks on a full buffer: its own back-pressure)."""
-        topic = self.topic(12)
+        topic = self.topic(12, leaders=self.balanced())
         rec = Recorder(CAPACITY)
         third = run_s / 3
         start_at = time.monotonic() + 8.0  # the JVM starts and connects first; the phases count from start_at
@@ -347,7 +415,7 @@ class Bench:
         if kind == "java":
             return self.java_fault(fault, run_s)
         partitions = 12
-        topic = self.topic(partitions)
+        topic = self.topic(partitions, leaders=self.balanced())
         producer = self.producer(kind, topic)
         rec = TimedRecorder(CAPACITY)
         loop = _loop_for("keywords")
@@ -458,13 +526,14 @@ def main(argv: list[str] | None = None) -> int:
         "value_bytes": VALUE_BYTES, "poll_every": POLL_EVERY, "client": {"acks": "1", "linger.ms": 5},
         "policy": "MuteProducer defaults (no policy given)", "seconds": args.seconds, "reps": args.reps,
         "cpu_load": args.cpu_load, "fault_reps": args.fault_reps, "first": args.first,
+        "topic_config": TOPIC_CONFIG, "broker_config": BROKER_CONFIG,
     }}  # fmt: skip
     out = Path(args.out)
     # a directory (saturated_bench.json and saturated_faults.png inside) or the JSON file itself (the PNG beside it)
     path = out if out.suffix == ".json" else out / "saturated_bench.json"
     png = path.with_suffix(".png") if out.suffix == ".json" else out / "saturated_faults.png"
     path.parent.mkdir(parents=True, exist_ok=True)
-    with LocalCluster(ClusterSpec(brokers=3)) as cluster:
+    with LocalCluster(ClusterSpec(brokers=3, broker_config=BROKER_CONFIG)) as cluster:
         bench = Bench(cluster, args)
         if args.warmup > 0:
             counts = [int(x) for x in args.partitions.split(",") if x.strip()] if "partitions" in sections else [12]
@@ -481,6 +550,9 @@ def main(argv: list[str] | None = None) -> int:
             for count in (int(x) for x in args.partitions.split(",") if x.strip()):
                 result["partitions"][str(count)] = bench.pair("keywords", count, args.seconds, args.reps, timed=True)
                 path.write_text(json.dumps(result, indent=1, default=str))
+        if "ceiling" in sections:
+            result["ceiling"] = bench.ceiling(args.seconds, args.reps)
+            path.write_text(json.dumps(result, indent=1, default=str))
         if "faults" in sections:
             result["faults"] = {}
             for fault in (f.strip() for f in args.faults.split(",") if f.strip()):
@@ -515,6 +587,21 @@ def _summary(result: dict[str, Any]) -> None:
                           f"{mu['median']:,.0f} ({mu['min']:,.0f}..{mu['max']:,.0f})",
                           f"{ra['median']:.2f} ({ra['min']:.2f}..{ra['max']:.2f})", f"{r['mute_us_per_msg']}",
                           str(r["healthy_partitions_muted"]), str(r.get("avoid_episodes", "-")))  # fmt: skip
+        console.print(table)
+    if "ceiling" in result:
+        c = result["ceiling"]
+        table = Table(title="healthy cluster, closed loop: topic led by brokers "
+                            f"{c['two']} against {c['three']} (median, min..max over reps)")
+        for col in ("producer", "layout", "msg/s", "over 3 brokers"):
+            table.add_column(col)
+        for kind in ("plain", "mute"):
+            r = c[kind]
+            for layout in ("three", "two", "three_muted"):
+                if f"{layout}_msgs_s" not in r:
+                    continue
+                t, ra = r[f"{layout}_msgs_s"], r.get(f"{layout}_over_three")
+                table.add_row(kind, layout, f"{t['median']:,.0f} ({t['min']:,.0f}..{t['max']:,.0f})",
+                              f"{ra['median']:.3f} ({ra['min']:.3f}..{ra['max']:.3f})" if ra else "-")  # fmt: skip
         console.print(table)
     if "faults" in result:
         table = Table(title="saturated closed loop, default policy, broker 2 faulted in the middle third "

@@ -117,6 +117,37 @@ class TestStalledBroker:
         assert ledger.failed == {}
         producer.close()
 
+    def test_a_limping_broker_stays_muted_through_its_probe_rounds(
+        self, kafka_cluster: LocalCluster, topic_factory
+    ) -> None:
+        """No policy: while broker 2 limps, each probe round fails and re-mutes its partitions, and none is
+        unmuted in between (no flapping: mute, unmute, re-mute); nothing sent meanwhile fails."""
+        topic = topic_factory(replica_assignment=RF1)
+        ledger = Ledger()
+        producer = MuteProducer(kafka_cluster.client_config(**{"linger.ms": 5}))
+        _warm(producer, topic, ledger)
+
+        def events() -> list[Any]:
+            return [e for e in producer.mute_manager.events if e.topic == topic and e.partition in ON_BROKER_2]
+
+        def two_failed_rounds() -> bool:
+            remutes = [e.partition for e in events() if e.kind == "remute"]
+            return all(remutes.count(p) >= 2 for p in ON_BROKER_2)
+
+        with (
+            kafka_cluster.limping(2, duty=0.8, period_s=1.0, max_duration_s=90),
+            BackgroundLoad(producer, topic, ledger, rate=600),
+        ):
+            assert wait_for(lambda: _muted(producer, topic) >= ON_BROKER_2, 30, step=lambda: producer.poll(0.1))
+            # the default retry interval (5 s) and its backoff put the second round ~15 s after the mute
+            assert wait_for(two_failed_rounds, 45, step=lambda: producer.poll(0.1)), events()
+            during = events()
+        assert [e for e in during if e.kind == "unmute"] == [], during
+        assert {e.kind for e in during} >= {"mute", "probe", "remute"}
+        assert producer.flush(60) == 0
+        assert ledger.failed == {}
+        producer.close()
+
     def test_a_single_stop_is_steered_around_not_muted(self, kafka_cluster: LocalCluster, topic_factory) -> None:
         """One short stop of broker 2 (what a healthy broker's GC pause looks like): unkeyed messages avoid its
         partitions until it answers again, and nothing is muted (the outlier rule mutes on a second stop)."""
