@@ -185,11 +185,9 @@ class Bench:
             self._made.clear()
         name = f"sat-{uuid.uuid4().hex[:8]}"
         self._made.append(name)
-        if leaders:
-            assignment = [[leaders[p % len(leaders)]] for p in range(partitions)]
-            create_topic(self.admin, name, replica_assignment=assignment, config=TOPIC_CONFIG)
-        else:
-            create_topic(self.admin, name, partitions=partitions, replication_factor=rf, config=TOPIC_CONFIG)
+        assignment = [[leaders[p % len(leaders)]] for p in range(partitions)] if leaders else None
+        create_topic(self.admin, name, partitions=partitions, replication_factor=rf, replica_assignment=assignment,
+                     config=TOPIC_CONFIG)  # fmt: skip
         # Deleting the last topic and creating this one go on in the brokers after the admin calls return (with
         # 1,200 partitions, for seconds): a run started at once would be measured against a cluster at work.
         cores = self.cluster.wait_quiet(0.3, timeout_s=90)

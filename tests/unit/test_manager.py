@@ -306,14 +306,23 @@ class TestDetection:
         assert rig.events[-1].reason == "failure_rate"
 
 
+def _fill(rig: Rig, per_partition: dict[int, int], drained: frozenset[int] = frozenset()) -> None:
+    """Count ``per_partition`` messages of 100 B sent to topic T (those of ``drained`` also reported) and take the
+    tracker's checkpoint now: their age starts here."""
+    tally = rig.tracker.ensure(T, 6, 1.0)
+    for p, n in per_partition.items():
+        tally.sent[p] += n
+        tally.sent_bytes[p] += n * 100
+        rig.tracker.sent_total += n
+        if p in drained:
+            tally.reported[p] += n
+            rig.tracker.reported_total += n
+    rig.tracker.checkpoint(rig.clock())
+
+
 class TestCongestionOutliers:
     def _fill(self, rig: Rig, per_partition: dict[int, int]) -> None:
-        tally = rig.tracker.ensure(T, 6, 1.0)
-        for p, n in per_partition.items():
-            tally.sent[p] += n
-            tally.sent_bytes[p] += n * 100
-            rig.tracker.sent_total += n
-        rig.tracker.checkpoint(rig.clock())
+        _fill(rig, per_partition)
         rig.clock.advance(0.3)  # older than congestion.min_age_ms, younger than the 1 s slow-call threshold
 
     def test_an_evenly_full_buffer_mutes_nothing(self, rig: Rig) -> None:
@@ -353,15 +362,8 @@ class TestCongestionAge:
         0.9 s (a healthy broker's pause under a saturating writer) is not muted; at 1.05 s it is."""
         rig = Rig(clock, policy=POLICY.model_copy(update={"congestion": CongestionConfig()}))
         rig.mgr.ensure_topic(T, 6, LEADERS)
-        tally = rig.tracker.ensure(T, 6, 1.0)
-        for p, n in {0: 1_000, 1: 30_000, 2: 1_200, 3: 900, 4: 1_100, 5: 1_000}.items():
-            tally.sent[p] += n
-            tally.sent_bytes[p] += n * 100
-            rig.tracker.sent_total += n
-            if p != 1:
-                tally.reported[p] += n  # the others drained: only partition 1 still waits
-                rig.tracker.reported_total += n
-        rig.tracker.checkpoint(rig.clock())
+        # the others drained: only partition 1 still waits
+        _fill(rig, {0: 1_000, 1: 30_000, 2: 1_200, 3: 900, 4: 1_100, 5: 1_000}, drained=frozenset({0, 2, 3, 4, 5}))
         rig.clock.advance(0.9)
         assert [e for e in rig.events if e.reason == "congestion"] == [] and rig.evaluate() == []
         rig.clock.advance(0.15)
