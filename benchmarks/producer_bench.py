@@ -9,6 +9,11 @@ Phases (see benchmarks/README.md):
    broker 2 stalled (SIGSTOP) and limping (stopped 80% of every second), each producer on its own fresh topic,
    one after the other, never both at once.
 Writes ``producer_bench.json`` and ``producer_bench.png`` to ``--out``.
+
+The saturated closed loops (every calling style, the partitions sweep, limping and stalled brokers, unkeyed and
+keyed, with the Java producer as third peer) are ``saturated_bench.py``; this script runs them too:
+
+    python benchmarks/producer_bench.py saturated [saturated_bench.py's options, e.g. --sections faults]
 """
 
 from __future__ import annotations
@@ -115,6 +120,11 @@ RF_NOTE = (
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["saturated"]:  # the closed-loop scenarios live in their own module (shared Bench helpers)
+        import saturated_bench
+
+        return saturated_bench.main(argv[1:])
     args = _parse(argv)
     if args.replot:
         source = Path(args.replot)
@@ -144,7 +154,7 @@ def main(argv: list[str] | None = None) -> int:
     result: dict[str, Any] = {
         "meta": {
             "title": "mutepro MuteProducer vs confluent_kafka.Producer (same cluster, same run)",
-            "command": "python benchmarks/producer_bench.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+            "command": "python benchmarks/producer_bench.py " + " ".join(argv),
             "quick": args.quick,
             "started_at": time.strftime("%Y-%m-%dT%H:%M:%S%z", time.localtime(started)),
             "machine": {

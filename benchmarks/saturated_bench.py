@@ -17,7 +17,8 @@ Sections (``--sections``, comma-separated):
   led by brokers 1 and 3 only: what this machine delivers while broker 2 takes no load (the brokers share the two
   cores with the producer). MuteProducer also runs the three-broker topic with broker 2 muted by hand (healthy,
   unused): what the muted state costs by itself. See ``Bench.ceiling``.
-* ``faults``: the **default policy** (``MuteProducer(conf)``, nothing tuned), keyed=False, closed loop for
+* ``faults``: the **default policy** (``MuteProducer(conf)``, nothing tuned), the unkeyed keyword loop
+  (``limp_keyed``/``stall_keyed``: the keyed one, 1,000 keys), closed loop for
   ``--fault-run`` seconds on a topic whose 12 leaders are spread evenly (4 per broker), with broker 2 limping
   (stopped 80% of every second) or stalled (SIGSTOP) in the middle third; delivered msg/s before, during and after
   the fault, from the delivery callbacks' times. Kafka's Java
@@ -208,7 +209,7 @@ class Bench:
 
     def fault_context(self, fault: str, seconds: float) -> Any:
         """Broker 2 limping (stopped 80 % of every second, bounded) or stalled, for the ``with`` block."""
-        if fault == "limp":
+        if _fault_kind(fault)[0] == "limp":
             return self.cluster.limping(FAULT_BROKER, max_duration_s=seconds + 5)
         return self.cluster.stalled(FAULT_BROKER)
 
@@ -349,7 +350,7 @@ class Bench:
         props = {**JAVA_PROPS, "acks": "1", "linger.ms": "5", "buffer.memory": str(100_000 * 600),
                  "client.id": "sat-java"}  # fmt: skip
         res, extra = run_peer(self.cluster.bootstrap_servers, topic, mode="closed", rate=0, seconds=run_s,
-                              keyed=False, start_at=start_at, props=props, recorder=rec,
+                              keyed=_fault_kind(fault)[1], start_at=start_at, props=props, recorder=rec,
                               timeout_s=run_s + 300)  # fmt: skip
         injector.join(run_s + 60)
         n = min(res.accepted, CAPACITY)
@@ -416,7 +417,7 @@ class Bench:
         topic = self.topic(partitions, leaders=self.balanced())
         producer = self.producer(kind, topic)
         rec = TimedRecorder(CAPACITY)
-        loop = _loop_for("keywords")
+        loop = _loop_for("keywords_keyed" if _fault_kind(fault)[1] else "keywords")
         third = run_s / 3
         args = (time.monotonic, _KEYS, _PAD, partitions, None, 0)
         t0 = time.monotonic()
@@ -444,6 +445,20 @@ class Bench:
             "fault_s": [round(f0 - t0, 3), round(f1 - t0, 3)],
             "delivered_per_s": _per_second(rec.times, t0, f1 + third),
         }  # fmt: skip
+
+
+#: fault name -> (what happens to broker 2, keyed loop?): ``limp_keyed`` / ``stall_keyed`` run the keyed keyword
+#: loop (1,000 keys; MuteProducer's default ``keyed_policy: reroute``; the Java producer hashes keys, which KIP-794's
+#: adaptive partitioning never moves)
+FAULTS = {"limp": ("limp", False), "stall": ("stall", False), "limp_keyed": ("limp", True),
+          "stall_keyed": ("stall", True)}  # fmt: skip
+
+
+def _fault_kind(fault: str) -> tuple[str, bool]:
+    try:
+        return FAULTS[fault]
+    except KeyError:
+        raise SystemExit(f"--faults: unknown fault {fault!r}; choose from {sorted(FAULTS)}") from None
 
 
 def _mute_events(producer: MuteProducer, t0: float) -> list[dict[str, Any]]:
@@ -506,7 +521,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="which producer runs first in the first pair of each figure (default plain)")
     p.add_argument("--cpu-load", type=int, default=0, help="busy processes beside the styles loops (default 0)")
     p.add_argument("--partitions", default="12,120,1200")
-    p.add_argument("--faults", default="limp,stall")
+    p.add_argument("--faults", default="limp,stall", help=f"comma-separated, from {sorted(FAULTS)}")
     p.add_argument("--no-java", action="store_true", help="leave out the Java producer (KIP-794) in fault runs")
     p.add_argument("--fault-run", type=float, default=60.0, help="seconds per fault run, fault in the middle third")
     p.add_argument("--fault-reps", type=int, default=3,
@@ -553,7 +568,10 @@ def main(argv: list[str] | None = None) -> int:
             path.write_text(json.dumps(result, indent=1, default=str))
         if "faults" in sections:
             result["faults"] = {}
-            for fault in (f.strip() for f in args.faults.split(",") if f.strip()):
+            faults = [f.strip() for f in args.faults.split(",") if f.strip()]
+            for fault in faults:
+                _fault_kind(fault)  # every name checked before the first run
+            for fault in faults:
                 kinds = ("plain", "mute") + (("java",) if not args.no_java and java_available() else ())
 
                 def save(entry: dict[str, Any], fault: str = fault) -> None:
