@@ -106,6 +106,30 @@ class TestRescueOfAMutedPartition:
                 assert h.fake.pending == [] and [c for c, _ in h.reports] == [KafkaError._STATE]
             h.close()
 
+    def test_keyed_messages_of_a_muted_home_move_with_their_key_in_order(self, accelerate: bool) -> None:
+        """keyed_policy reroute: the muted home's queued keyed messages move, each key's in produce order to the
+        partition a new message of that key goes to now, with the rescue header; other keys stay home."""
+        h = Harness(accelerate, keyed_policy="reroute")
+        homes = list(keys_by_home(h))
+        victims = [k for k, p in homes if p == 1][:3]
+        others = [k for k, p in homes if p != 1][:3]
+        for i in range(4):
+            for k in victims + others:
+                h.produce(k + b"-%d" % i, k)
+        h.producer.mute_manager.mute(TOPIC, 1)
+        h.tick()
+        assert h.values(1) == [] and h.producer.counters.rescued == 12
+        for k in victims:
+            moved = [s for s in h.fake.pending if s.key == k]
+            assert [s.value for s in moved] == [k + b"-%d" % i for i in range(4)]
+            assert all((HEADER, b"1") in (s.headers or []) for s in moved)
+            (target,) = {s.partition for s in moved}
+            h.produce(b"new", k)
+            assert h.fake.pending[-1].partition == target != 1
+        for k in others:
+            assert {s.partition for s in h.fake.pending if s.key == k} == {h.home(k)}
+        h.close()
+
     def test_an_idempotent_producer_never_purges(self, accelerate: bool) -> None:
         """enable.idempotence=true: a purge would break the sequence, so queued messages stay queued."""
         h = Harness(accelerate, conf={"enable.idempotence": True})
