@@ -401,6 +401,7 @@ class Rescuer:
             # is only here: len() must not reach 0 meanwhile, or a flush() on another thread (the C path's does
             # not take the lock) returns before its callbacks ran.
             self.in_hand = 1
+            one_step: dict[tuple[str, int, int], int] = {}  # (topic, origin, target) -> messages moved in one step
             try:
                 self.rescuing = True
                 self.batch = []
@@ -474,9 +475,8 @@ class Rescuer:
                             else:
                                 if run is not None:
                                     run[1] -= 1
-                                self._count_move(topic, before, target, "muted")
-                                counts = moved.setdefault((topic, before), {})
-                                counts[target] = counts.get(target, 0) + 1
+                                step = (topic, before, target)
+                                one_step[step] = one_step.get(step, 0) + 1  # counted once a rescue (below)
                                 continue
                     if requeued >= 0 and (topic, before) in staying and not kind & PROBE:
                         # Most of a purge is the healthy partitions' queue, going straight back where it was:
@@ -502,7 +502,18 @@ class Rescuer:
                 self._holds.put_front(held_back)
             finally:
                 self.in_hand = 0
+                self._count_one_step(one_step, moved)
         return batch
+
+    def _count_one_step(self, steps: dict[tuple[str, int, int], int], moved: Moves) -> None:
+        """Count the messages the rescue moved in one step, per (topic, origin, target) rather than per message
+        (the counters' attribute hook and two dict updates a message were ~1.5 us of a keyed stall's ~15)."""
+        for (topic, before, target), n in steps.items():
+            self._core.counters.rescued += n
+            targets = self.moves.setdefault((topic, before, "muted"), {})
+            targets[target] = targets.get(target, 0) + n
+            counts = moved.setdefault((topic, before), {})
+            counts[target] = counts.get(target, 0) + n
 
     def _staying_partitions(self, topics: set[str]) -> set[tuple[str, int]]:
         """The (topic, partition) pairs of ``topics`` whose messages :meth:`redispatch` sends back where they
