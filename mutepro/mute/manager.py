@@ -526,11 +526,18 @@ class ProducerMuteManager:
         ):
             return
         self._version += 1
-        t.snapshot = TopicSnapshot.build(
+        snap = TopicSnapshot.build(
             topic, len(t.partitions), muted, queue_sizes, adaptive=t.policy.partitioner.adaptive,
             version=self._version, probing=probing, avoided=t.avoided,
         )
-        self.snapshots[topic] = t.snapshot  # the producer hot path reads this dict directly
+        if old is not None and old.partition_count == snap.partition_count and old.writable == snap.writable:
+            # A key's fallback depends on the partition count and the writable partitions only
+            # (reroute.reroute_partition), so the memo of the snapshot before stays true: the weight refresh
+            # (every 0.1 s) would otherwise empty it, and each rerouted key would take the producer's Python path
+            # again (a saturated keyed loop over a stalled broker, 1,000 keys: ~3,400 such calls a second)
+            snap.keep_reroute_memo(old)
+        t.snapshot = snap
+        self.snapshots[topic] = snap  # the producer hot path reads this dict directly
         t.probing = probing
 
     def _on_transition(self, tr: Transition) -> None:

@@ -38,8 +38,9 @@ class TopicSnapshot:
     reroute_memo: dict[Any, int] = field(init=False, repr=False, compare=False)
     """Key -> fallback partition of keys rerouted away from a muted home under *this* snapshot, filled by the
     producer's Python path and read by the C fast path. The only mutable part, and safe: a fallback is a pure
-    function of the key and the snapshot (:func:`~mutepro.partition.reroute.reroute_partition`), and a new mute
-    or unmute is a new snapshot with an empty memo."""
+    function of the key, the partition count and the writable partitions
+    (:func:`~mutepro.partition.reroute.reroute_partition`); a new snapshot starts with an empty memo unless those
+    are unchanged (a weight refresh), when it shares the one before (:meth:`keep_reroute_memo`)."""
 
     def __post_init__(self) -> None:
         if len(self.cumulative_weights) != len(self.writable):
@@ -49,6 +50,16 @@ class TopicSnapshot:
             )
         object.__setattr__(self, "writable_set", frozenset(self.writable))
         object.__setattr__(self, "reroute_memo", {})
+
+    def keep_reroute_memo(self, before: TopicSnapshot) -> None:
+        """Share ``before``'s reroute memo: only for a snapshot with the same partition count and writable
+        partitions, under which every key's fallback is the same (the memo is a cache of a pure function)."""
+        if (before.partition_count, before.writable) != (self.partition_count, self.writable):
+            raise ConfigError(
+                f"topic {self.topic!r}: a reroute memo is only valid under the same partition count and writable "
+                "partitions; build a snapshot without keep_reroute_memo"
+            )
+        object.__setattr__(self, "reroute_memo", before.reroute_memo)
 
     def is_muted(self, partition: int) -> bool:
         """Whether ``partition``'s breaker is open."""

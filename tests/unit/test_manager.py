@@ -206,6 +206,19 @@ class TestEnsureTopic:
         assert probs[1] > probs[0]
         assert probs[1] == pytest.approx(probs[2])
 
+    def test_a_weight_refresh_keeps_the_reroute_memo_and_a_mute_empties_it(self, rig: Rig) -> None:
+        """The memo survives new weights (same writable partitions) but not a mute, which changes the fallbacks."""
+        rig.mgr.mute(T, 1)
+        muted = rig.mgr.snapshot(T)
+        assert muted is not None
+        muted.reroute_memo[b"k"] = 2
+        rig.mgr.refresh_weights(T, {0: 3, 2: 0})
+        refreshed = rig.mgr.snapshot(T)
+        assert refreshed is not None and refreshed is not muted and refreshed.reroute_memo == {b"k": 2}
+        rig.mgr.mute(T, 2)
+        again = rig.mgr.snapshot(T)
+        assert again is not None and again.reroute_memo == {}
+
 
 class TestDetection:
     def test_no_load_no_mute(self, rig: Rig) -> None:

@@ -107,3 +107,20 @@ class TestTopicSnapshot:
         snap = TopicSnapshot("t", 3, (0, 2), frozenset({1}), (1.0, 2.0))
         assert snap.writable_set == frozenset({0, 2})
         assert snap == TopicSnapshot.build("t", 3, [1], None)
+
+    def test_a_snapshot_with_the_same_writable_partitions_shares_the_reroute_memo(self) -> None:
+        """New weights, same writable partitions: the memo carries over (a fallback depends on nothing else)."""
+        before = TopicSnapshot.build("t", 4, [1], None)
+        before.reroute_memo[b"k"] = 3
+        after = TopicSnapshot.build("t", 4, [1], {0: 9, 2: 0, 3: 0})
+        assert after.reroute_memo == {}
+        after.keep_reroute_memo(before)
+        assert after.reroute_memo is before.reroute_memo and after.reroute_memo == {b"k": 3}
+
+    def test_a_snapshot_with_other_writable_partitions_refuses_the_memo(self) -> None:
+        """Another partition muted (or the topic grown): the memo would name stale fallbacks, so it is refused."""
+        before = TopicSnapshot.build("t", 4, [1], None)
+        for after in (TopicSnapshot.build("t", 4, [1, 2], None), TopicSnapshot.build("t", 5, [1], None)):
+            with pytest.raises(ConfigError, match="reroute memo"):
+                after.keep_reroute_memo(before)
+            assert after.reroute_memo == {}
