@@ -16,6 +16,7 @@ from mutepro.detect.slow_call import SlowCallDetector
 from mutepro.detect.stats import BrokerStats, PartitionStats, StatsSnapshot
 from mutepro.detect.window import CountWindow, TimeWindow
 from mutepro.errors import ConfigError
+from mutepro.policy.schema import BrokerConfig
 
 IDLE = PartitionLoad(
     outstanding=0, outstanding_bytes=0, oldest_age_s=None, buffer_max_messages=100_000,
@@ -431,6 +432,20 @@ class TestBrokerDetector:
         """10x the others but under min_latency_ms is not worth muting."""
         d = BrokerDetector(2, latency_factor=5, min_latency_ms=20)
         assert d.evaluate(snapshot([broker(1, p99=1), broker(2, p99=1), broker(3, p99=10)]), {}, now=0) == {}
+
+    def test_default_floor_ignores_a_loaded_healthy_broker_and_mutes_a_limping_one(self) -> None:
+        """Default policy: rtt p99 295 ms against 23 ms (a healthy broker under a saturating writer on a loaded
+        machine, muted by the former 200 ms floor) is no verdict; ~790 ms (stopped 80 % of every second) is."""
+        bp = BrokerConfig()
+        d = BrokerDetector(bp.min_bad_partitions, bp.latency_factor, bp.min_latency_ms,
+                           latency_snapshots=bp.latency_snapshots, min_bad_pct=bp.min_bad_pct)  # fmt: skip
+        for now in range(4):
+            loaded = snapshot([broker(1, p99=295), broker(2, p99=23), broker(3, p99=22)])
+            assert d.evaluate(loaded, {}, now=now) == {}
+        verdicts = {}
+        for now in range(4, 6):
+            verdicts = d.evaluate(snapshot([broker(1, p99=22), broker(2, p99=790), broker(3, p99=23)]), {}, now=now)
+        assert list(verdicts) == [2] and verdicts[2].detail["cause"] == "latency"
 
     def test_latency_needs_two_other_brokers(self) -> None:
         """With only two brokers there is no majority to compare with."""
