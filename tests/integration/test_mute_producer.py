@@ -244,14 +244,18 @@ class TestRescueDelay:
         producer.close()
 
 
-    @pytest.mark.parametrize("blocked_share_pct", [90, None], ids=["blocked-rescues-at-once", "always-wait"])
+    # 20, not the default 90: how much of the queue the stall's messages fill depends on how soon unkeyed messages
+    # are steered away from broker 2 (one of its two partitions sometimes held nothing, and the other 37-47 %
+    # while the loop kept the rest full: 3 failures in 20 runs at 90 on a slow machine). A partition muted for
+    # congestion holds >= 25 % when muted. The 90 % default itself is pinned by tests/unit/test_rescue.py.
+    @pytest.mark.parametrize("blocked_share_pct", [20, None], ids=["blocked-rescues-at-once", "always-wait"])
     def test_a_writer_blocked_by_a_stall_gets_its_rescue_before_after_ms(
         self, kafka_cluster: LocalCluster, topic_factory, blocked_share_pct: int | None
     ) -> None:
         """A closed loop fills a small queue while broker 2 is stopped: with rescue.after_ms 60 s, the stuck
         messages are still taken back and re-sent elsewhere during the stall, because produce() keeps meeting a
-        full queue they fill (rescue.blocked_share_pct). With it null nothing is purged (the control). Nothing is
-        lost either way."""
+        full queue they fill at least rescue.blocked_share_pct of. With it null nothing is purged (the control).
+        Nothing is lost either way."""
         topic = topic_factory(replica_assignment=RF1)
         ledger = Ledger()
         # A small queue the loop fills in moments, and one request in flight per broker: broker 2's messages wait
