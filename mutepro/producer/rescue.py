@@ -46,7 +46,6 @@ _RESCUE_DRAIN_S = 0.025  # a rescue waits at most this long for other threads to
 # A rescue moves unkeyed messages in runs of this many to one partition the partitioner picks: one pick per run
 # instead of one per message, and the moved messages still fill whole batches (512 B messages: ~256 KB a run).
 _MOVE_RUN = 500
-_NOT_MOVED = object()  # a purged message the rescue's one-step move does not take (redispatch decides)
 
 Moves = dict[tuple[str, int], dict[int, int]]
 _NOT_SERVING: ReportServing = LockedServing(None, None, lambda: None)  # type: ignore[arg-type]  # until wired
@@ -431,8 +430,7 @@ class Rescuer:
                     before = partition_of(msg)
                     topic = topic_of(msg)
                     move = leaving.get((topic, before)) if requeued >= 0 else None
-                    key = msg.key() if move is not None and not kind & (PROBE | EXPLICIT) else _NOT_MOVED
-                    if move is not None and key is not _NOT_MOVED:
+                    if move is not None and not kind & (PROBE | EXPLICIT):
                         # A message of a muted partition, what a stall's rescue is made of (93,500 of 93,500 moved
                         # in one saturated run): sent on in one step, where redispatch + _move cost ~8 us a message
                         # unkeyed and ~19 us keyed (a routing decision, a header list and an OutMessage each; a
@@ -441,7 +439,7 @@ class Rescuer:
                         # one where keyed_policy reroute sends its key (a pure function of key and snapshot,
                         # decided once per key), each with the rescue header.
                         snap, header, reroute_keys = move
-                        value = msg.value()
+                        key, value = msg.key(), msg.value()
                         if key is None:
                             run = runs.get(topic)
                             if run is None or run[1] <= 0:
@@ -509,9 +507,7 @@ class Rescuer:
         """Count the messages the rescue moved in one step, per (topic, origin, target) rather than per message
         (the counters' attribute hook and two dict updates a message were ~1.5 us of a keyed stall's ~15)."""
         for (topic, before, target), n in steps.items():
-            self._core.counters.rescued += n
-            targets = self.moves.setdefault((topic, before, "muted"), {})
-            targets[target] = targets.get(target, 0) + n
+            self._count_move(topic, before, target, "muted", n)
             counts = moved.setdefault((topic, before), {})
             counts[target] = counts.get(target, 0) + n
 
@@ -608,12 +604,12 @@ class Rescuer:
         self._count_move(topic, origin, target, why)
         self._resend(OutMessage.from_report(msg, cb, headers=headers), target, RESCUED)
 
-    def _count_move(self, topic: str, origin: int, target: int, why: str) -> None:
-        """Count one message moved from ``origin`` to ``target``: the ``rescued`` counter and the driver's
+    def _count_move(self, topic: str, origin: int, target: int, why: str, n: int = 1) -> None:
+        """Count ``n`` messages moved from ``origin`` to ``target``: the ``rescued`` counter and the driver's
         aggregate (one event per partition and tick, never one per message: a rescue moves thousands)."""
-        self._core.counters.rescued += 1
+        self._core.counters.rescued += n
         moves = self.moves.setdefault((topic, origin, why), {})
-        moves[target] = moves.get(target, 0) + 1
+        moves[target] = moves.get(target, 0) + n
 
     def _resend(self, m: OutMessage, partition: int, kind: int) -> None:
         if not self._core.resend(m, partition, kind & ~(PROBE | UNCOUNTED)):
