@@ -96,6 +96,8 @@ STYLES: dict[str, str] = {
     "partition_kw": "produce(topic, value=value, partition=n % P, on_delivery=cb)",
     "headers_kw": "produce(topic, value=value, key=key, headers=H, on_delivery=cb)",
     "timestamp_kw": "produce(topic, value=value, key=key, timestamp=TS, on_delivery=cb)",
+    # confluent-kafka's README loop: poll(0) before every produce() (on top of the loop's poll every 500)
+    "poll_each": "poll(0); produce(topic, value, callback=cb)",
 }
 
 _LOOP = """

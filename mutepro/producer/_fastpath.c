@@ -541,6 +541,12 @@ typedef struct {
      * topic's tally once and never replaces it, so the pair stays right; saves a dict lookup per message */
     PyObject *tally_topic;
     Tally *tally_last;
+    /* identity cache of the last topic -> snapshots[topic] (see snapshot_of): the topic (strong: its address
+     * must not be reused by another string), the snapshot (borrowed: the dict holds it while its version stays)
+     * and the dict's version when it was read */
+    PyObject *snapc_topic;
+    PyObject *snapc_snap;
+    uint64_t snapc_version;
     Counts *counts;
     int key_mode;
     int only_errors;
@@ -610,7 +616,7 @@ static PyTypeObject FastPath_Type;
 static PyTypeObject Reporter_Type;
 
 static PyObject *S_partition, *S_latency, *S_muted, *S_probing, *S_writable_set, *S_partition_count, *S_on_delivery, *S_timestamp,
-    *S_headers, *S_callback, *S_value, *S_key, *S_waiters, *S_wake, *S_extend, *S_set_headers, *S_reroute_memo, *S_code, *ZERO;
+    *S_headers, *S_callback, *S_value, *S_key, *S_waiters, *S_wake, *S_extend, *S_set_headers, *S_reroute_memo, *S_code, *ZERO, *MINUS_ONE;
 
 /* -- per-thread poll state ------------------------------------------------------------------------------ */
 
@@ -1136,6 +1142,33 @@ static PyObject *slow(FastPath *fp, PyObject *const *args, size_t nargsf, PyObje
 
 /* Choose the sticky partition for an unkeyed message; -1 when the Python path must decide (nothing writable,
  * a Python exception, or the world changed while pick() ran). */
+/* snapshots[topic] (borrowed), or NULL with or without an exception set.
+ *
+ * Why a cache: the lookup was the fast path's costliest single step (~110 instructions of ~600 under callgrind,
+ * a saturated positional loop on librdkafka's mock cluster), for a dict that changes a few times a second (the
+ * weight refresh, mutes). CPython 3.11 gives every dict a version that changes with every write (PEP 509), so
+ * "same topic object, same version" means "same entry". Later Pythons deprecate that field: they look up. */
+#if PY_VERSION_HEX < 0x030C0000
+#define MUTEPRO_DICT_VERSION(d) (((PyDictObject *)(d))->ma_version_tag)
+#endif
+static PyObject *snapshot_of(FastPath *fp, PyObject *topic) {
+#ifdef MUTEPRO_DICT_VERSION
+    uint64_t version = MUTEPRO_DICT_VERSION(fp->snapshots);
+    if (topic == fp->snapc_topic && version == fp->snapc_version && fp->snapc_snap != NULL)
+        return fp->snapc_snap;
+#endif
+    PyObject *snap = PyDict_GetItemWithError(fp->snapshots, topic); /* str keys: runs no Python code */
+#ifdef MUTEPRO_DICT_VERSION
+    if (snap != NULL) {
+        Py_INCREF(topic);
+        Py_XSETREF(fp->snapc_topic, topic); /* dropping a str runs no Python code */
+        fp->snapc_snap = snap;
+        fp->snapc_version = version;
+    }
+#endif
+    return snap;
+}
+
 static long sticky_choose(FastPath *fp, PyObject *topic, PyObject *snap, Tally *t, long count, Py_ssize_t size,
                           PyObject *writable_set, int *ran_python) {
     /* The sticky partition lasts linger_s. Reading the precise clock for every message cost ~20 ns, 2 % of a
@@ -1194,7 +1227,7 @@ static long sticky_choose(FastPath *fp, PyObject *topic, PyObject *snap, Tally *
         return -1;
     }
     /* pick() ran Python code, so another thread may have run: check again what the caller checked */
-    if (fp->gate || fp->closed || PyDict_GetItemWithError(fp->snapshots, topic) != snap) {
+    if (fp->gate || fp->closed || snapshot_of(fp, topic) != snap) {
         PyErr_Clear();
         return -1;
     }
@@ -1343,7 +1376,8 @@ static PyObject *FastPath_produce(FastPath *fp, PyObject *const *args, size_t na
      * negative, too large, not an int) goes to Python, which passes it to librdkafka for the plain client's error.
      * Why in C: a job writing its own partitions (partition=n % P) ran at 0.46x the plain client through Python. */
     long explicit_p = -1;
-    if (partition != NULL && partition != Py_None) {
+    /* -1 (a cached small int: the same object wherever it comes from) is the common explicit "choose for me" */
+    if (partition != NULL && partition != Py_None && partition != MINUS_ONE) {
         if (!PyLong_CheckExact(partition))
             return slow(fp, args, nargsf, kwnames);
         explicit_p = PyLong_AsLong(partition);
@@ -1352,7 +1386,7 @@ static PyObject *FastPath_produce(FastPath *fp, PyObject *const *args, size_t na
             return slow(fp, args, nargsf, kwnames);
         }
     }
-    PyObject *snap = PyDict_GetItemWithError(fp->snapshots, topic);
+    PyObject *snap = snapshot_of(fp, topic);
     if (snap == NULL) {
         PyErr_Clear();
         return slow(fp, args, nargsf, kwnames);
@@ -1450,8 +1484,8 @@ static PyObject *FastPath_produce(FastPath *fp, PyObject *const *args, size_t na
         cb = a[7];
     if (cb == NULL || cb == Py_None)
         cb = fp->default_cb;
-    if (cb != Py_None && !PyCallable_Check(cb))
-        goto to_slow; /* the Python path raises the TypeError */
+    if (cb != Py_None && cb != fp->last_cb && !PyCallable_Check(cb))
+        goto to_slow; /* the Python path raises the TypeError (last_cb passed this check when it was cached) */
     long kind = explicit_p >= 0 ? KIND_EXPLICIT : 0;
     if (a[6] != NULL && a[6] != Py_None) { /* headers: a reporter of its own keeps them for a re-send */
         reporter = (PyObject *)reporter_new(fp, cb, t, a[6], kind, 0);
@@ -1472,7 +1506,7 @@ static PyObject *FastPath_produce(FastPath *fp, PyObject *const *args, size_t na
     /* Hashing the callback, pick() or an allocation may have run Python code (and let another thread run): check
      * again. Only then: on the common path nothing ran since the checks above, and the lookup is a tenth of the
      * fast path's own cost. */
-    if (ran_python && (fp->gate || fp->closed || PyDict_GetItemWithError(fp->snapshots, topic) != snap))
+    if (ran_python && (fp->gate || fp->closed || snapshot_of(fp, topic) != snap))
         goto to_slow;
     PyObject *pobj = PyLong_FromLong(p);
     if (pobj == NULL)
@@ -1694,6 +1728,8 @@ static int FastPath_init(FastPath *self, PyObject *args, PyObject *kwds) {
     SET(counts, counts);
 #undef SET
     Py_CLEAR(self->tally_topic); /* a new tallies dict: the identity cache named the old one's entry */
+    Py_CLEAR(self->snapc_topic); /* and a new snapshots dict: its versions say nothing of the old one's */
+    self->snapc_snap = NULL;
     Py_CLEAR(self->tally_last);
     Py_XINCREF(reroutes);
     Py_XSETREF(self->reroutes, reroutes);
@@ -1728,6 +1764,7 @@ static int FastPath_traverse(FastPath *self, visitproc visit, void *arg) {
     Py_VISIT(self->last_topic);
     Py_VISIT(self->last_reporter);
     Py_VISIT(self->tally_topic);
+    Py_VISIT(self->snapc_topic);
     Py_VISIT(self->tally_last);
     Py_VISIT(self->counts);
     Py_VISIT(self->snap_seen);
@@ -1745,6 +1782,8 @@ static int FastPath_traverse(FastPath *self, visitproc visit, void *arg) {
 static int FastPath_clear(FastPath *self) {
     self->ready = 0;
     reporter_cache_reset(self);
+    Py_CLEAR(self->snapc_topic);
+    self->snapc_snap = NULL;
     Py_CLEAR(self->tally_topic);
     Py_CLEAR(self->tally_last);
     Py_CLEAR(self->inner_produce);
@@ -2008,6 +2047,8 @@ PyMODINIT_FUNC PyInit__fastpath(void) {
     INTERN(S_extend, "extend");
     INTERN(S_set_headers, "set_headers");
     INTERN(S_reroute_memo, "reroute_memo");
+    if ((MINUS_ONE = PyLong_FromLong(-1)) == NULL)
+        return NULL;
     if ((ZERO = PyLong_FromLong(0)) == NULL)
         return NULL;
     PyTypeObject *types[] = {&Tally_Type, &Column_Type, &Counts_Type, &Reporter_Type, &FastPath_Type};

@@ -98,6 +98,11 @@ class CallbackQueue:
         and at 50,000 msg/s with callbacks slower than 20 µs an open-ended drain would never return from
         ``poll(0)`` (librdkafka's ``rd_kafka_poll`` likewise serves a snapshot of its queue).
         """
+        if timeout_s is not None and timeout_s <= 0 and not self._items:
+            # Nothing queued and no wait: what the lock and the loop below would answer too. A saturated writer
+            # polls every few hundred messages and finds the queue empty (its callbacks ran straight from
+            # librdkafka's poll): this answer cost ~1.5 us with them, ~0.1 us here.
+            return 0
         if self.serving_here():
             return 0
         deadline = None if timeout_s is None else time.monotonic() + max(0.0, timeout_s)

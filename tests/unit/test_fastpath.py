@@ -328,6 +328,38 @@ class TestFastPathProduce:
         rig.fast.produce("t", b"v")
         assert rig.inner.calls[-1][3] == 4 and rig.picks == 2
 
+    def test_a_snapshot_replaced_under_the_same_topic_object_is_seen_at_once(self) -> None:
+        """The snapshot lookup is cached per topic object: any write to the snapshots dict (even the same key,
+        the same topic string) is seen by the very next message, and a removed topic goes to Python."""
+        rig = Rig(key_mode=fp.KP_MURMUR2_RANDOM)
+        topic = "t"
+        ref = key_partitioner("murmur2_random")
+        key = next(k for k in (f"k{i}".encode() for i in range(100)) if ref(k, 6) == 3)
+        assert rig.fast.produce(topic, b"v", key) is None and rig.inner.calls[-1][3] == 3
+        rig.snapshots[topic] = TopicSnapshot.build(topic, 6, [3], None)  # home muted: the keyed policy decides
+        assert rig.fast.produce(topic, b"v", key) == "slow"
+        rig.snapshots[topic] = TopicSnapshot.build(topic, 6, [], None)
+        assert rig.fast.produce(topic, b"v", key) is None and rig.inner.calls[-1][3] == 3
+        del rig.snapshots[topic]
+        assert rig.fast.produce(topic, b"v", key) == "slow"
+
+    def test_positional_minus_one_is_the_sticky_choice_and_minus_two_goes_to_python(self) -> None:
+        """produce(topic, value, None, -1, cb), the positional style, stays in C on the sticky partition; -2
+        goes to Python (which passes it to librdkafka for the plain client's error)."""
+        rig = Rig()
+        assert rig.fast.produce("t", b"v", None, -1, None) is None
+        assert rig.fast.produce("t", b"v", None, int("-1"), None) is None
+        assert [c[3] for c in rig.inner.calls] == [5, 5] and rig.slow_calls == []
+        assert rig.fast.produce("t", b"v", None, -2, None) == "slow"
+
+    def test_a_callback_that_is_not_callable_goes_to_python_even_after_a_callable_one(self) -> None:
+        """The callable check is skipped only for the callback cached with its reporter."""
+        rig = Rig()
+        assert rig.fast.produce("t", b"v", on_delivery=print) is None
+        assert rig.fast.produce("t", b"v", on_delivery=print) is None
+        assert rig.fast.produce("t", b"v", on_delivery=42) == "slow"
+        assert len(rig.inner.calls) == 2
+
     def test_avoided_partitions_take_keyed_messages_only(self) -> None:
         """An avoided partition (its leader stands out, not muted) gets no unkeyed message in C, but keyed
         messages hashed to it still go straight home, without Python."""
