@@ -51,6 +51,9 @@ class Reporter:
 class FastPath:
     gate: int
     closed: int
+    broken: int
+    slow_poll: Callable[..., int] | None
+    poll_error: Callable[[BaseException], Any] | None
     since_app_poll: int
     rescue_pending: int
     @property
@@ -113,3 +116,4 @@ class FastPath:
     def enter_direct(self) -> int | None: ...
     def leave_direct(self, token: int, /) -> None: ...
     def polling(self) -> int: ...
+    def poll(self, timeout: float | None = -1) -> int: ...

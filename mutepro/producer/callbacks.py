@@ -46,6 +46,8 @@ class CallbackQueue:
         #: threads blocked in wait()/serve() (public: the C fast path reads it after appending a report); put()
         #: only takes the lock when there are some
         self.waiters = 0
+        #: 1 while a thread runs queued callbacks in serve() (public: the C poll(0) leaves such times to Python)
+        self.serving = 0
 
     def __len__(self) -> int:
         # rounded up: an entry half popped by a server on another thread still counts until it has run
@@ -118,9 +120,11 @@ class CallbackQueue:
                     self.waiters -= 1
         with self._serving:
             self._local.serving = True
+            self.serving = 1
             try:
                 return self._serve_budget()
             finally:
+                self.serving = 0
                 self._local.serving = False
 
     def _serve_budget(self) -> int:

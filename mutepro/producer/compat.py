@@ -12,7 +12,7 @@ import functools
 import logging
 import sys
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 from confluent_kafka import KafkaError
 
@@ -181,6 +181,17 @@ def error_code(err: BaseException) -> int:
 
 #: what CPython says when a C function (confluent-kafka's poll/flush) returns an error without an exception
 _LOST = "returned NULL without setting an exception"
+
+
+def reraise_lost_interrupt(err: BaseException) -> NoReturn:
+    """Raise what :func:`surfaces_interrupts` makes of ``err`` (the C fast path's ``poll`` calls it)."""
+    if isinstance(err, SystemError) and _LOST in str(err):
+        raise KeyboardInterrupt("interrupted inside a librdkafka callback") from err
+    raise err
+
+
+#: for the C fast path's poll: None where confluent-kafka keeps the whole exception (Python >= 3.12)
+LOST_INTERRUPT_CONVERTER = None if sys.version_info >= (3, 12) else reraise_lost_interrupt
 
 
 def surfaces_interrupts(method: _F) -> _F:

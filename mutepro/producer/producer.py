@@ -209,6 +209,11 @@ class MuteProducer(ClientPassthrough, MuteproApi):
             self._serving = DirectServing(self._fast, self._inner.poll, self._callbacks)
             if type(self).produce is MuteProducer.produce:  # a subclass overriding produce() keeps its own
                 self.produce = self._fast.produce  # type: ignore[method-assign]
+            # poll(0) in C too (FastPath.poll); every other call, and a subclass's own poll, stays in Python
+            self._fast.slow_poll = MuteProducer.poll.__get__(self)
+            self._fast.poll_error = compat.LOST_INTERRUPT_CONVERTER
+            if type(self).poll is MuteProducer.poll:
+                self.poll = self._fast.poll  # type: ignore[method-assign]
         else:
             self._serving = LockedServing(self._lock, self._callbacks, self._serve_reports)
         self._rescuer.serving = self._serving
@@ -471,6 +476,8 @@ class MuteProducer(ClientPassthrough, MuteproApi):
                 self._stop.wait(max(0.001, next_tick - self._clock()))
         except BaseException as err:  # surfaced to the application on its next poll/flush
             self._driver_error = err
+            if self._fast is not None:
+                self._fast.broken = 1  # the C poll(0) leaves the call to Python, which raises it
             log.error("driver_thread_failed", producer=self.name, error=repr(err))
             self._callbacks.wake()
 
@@ -493,6 +500,8 @@ class MuteProducer(ClientPassthrough, MuteproApi):
                 idle = self._load_metadata(self._clock())
         except BaseException as err:  # surfaced to the application on its next poll/flush
             self._driver_error = err
+            if self._fast is not None:
+                self._fast.broken = 1  # the C poll(0) leaves the call to Python, which raises it
 
     def _tick(self, now: float) -> None:
         """One driver round (see :class:`~mutepro.producer.driver.Driver`)."""

@@ -25,6 +25,7 @@ import confluent_kafka
 import pytest
 from confluent_kafka import KafkaError, KafkaException, Message
 
+from mutepro.errors import MuteproError
 from mutepro.producer import MuteProducer, compat
 
 CLOSED = "Producer has been closed"
@@ -370,6 +371,95 @@ class TestInterrupts:
                 lost()
         with pytest.raises(SystemError, match="something else"):
             other()
+
+
+class TestPollZero:
+    """poll(0), a busy writer's call (confluent-kafka's README polls before every produce): served in C on the
+    fast path, with what the Python poll guarantees."""
+
+    def _poll_until(self, p: MuteProducer, done: Callable[[], bool], limit_s: float = 20.0) -> int:
+        served = 0
+        deadline = time.monotonic() + limit_s
+        while not done() and time.monotonic() < deadline:
+            served += p.poll(0)
+        return served
+
+    def test_callbacks_run_inside_poll_0_and_are_counted(self, make: Callable[..., MuteProducer]) -> None:
+        """Every delivery callback runs inside a poll(0) call, and poll(0) returns how many ran."""
+        inside = {"now": False}
+        seen: list[bool] = []
+
+        def cb(err: KafkaError | None, msg: Message) -> None:
+            seen.append(inside["now"])
+
+        p = make({"message.timeout.ms": 10})
+        for _ in range(3):
+            p.produce("t", b"v", callback=cb)
+        served = 0
+        deadline = time.monotonic() + 20
+        while len(seen) < 3 and time.monotonic() < deadline:
+            inside["now"] = True
+            served += p.poll(0)
+            inside["now"] = False
+        assert seen == [True, True, True] and served == 3
+
+    def test_poll_0_inside_a_callback_serves_nothing(self, make: Callable[..., MuteProducer]) -> None:
+        """From inside a delivery callback, poll(0) returns 0 and the other reports still come, in order."""
+        nested: list[int] = []
+        order: list[int] = []
+
+        def cb(err: KafkaError | None, msg: Message) -> None:
+            nested.append(p.poll(0))
+            order.append(int(msg.value()))
+
+        p = make({"message.timeout.ms": 10})
+        for i in range(3):
+            p.produce("t", str(i).encode(), callback=cb)
+        self._poll_until(p, lambda: len(order) == 3)
+        assert nested == [0, 0, 0] and order == [0, 1, 2]
+
+    def test_poll_0_after_close_and_after_a_driver_failure_raises(self, make: Callable[..., MuteProducer]) -> None:
+        """A failed driver surfaces from poll(0) as MuteproError; a closed producer raises RuntimeError."""
+        p = make()
+        p._driver_error = RuntimeError("boom")
+        if p._fast is not None:
+            p._fast.broken = 1
+        with pytest.raises(MuteproError, match="boom"):
+            p.poll(0)
+        p._driver_error = None
+        if p._fast is not None:
+            p._fast.broken = 0
+        assert p.poll(0) == 0
+        p.close(timeout=0)
+        with pytest.raises(RuntimeError, match=CLOSED):
+            p.poll(0)
+
+    def test_keyword_and_float_zero_behave_like_zero(self, make: Callable[..., MuteProducer]) -> None:
+        """poll(timeout=0), poll(0.0) and poll(0) all serve one round without waiting."""
+        p = make()
+        assert p.poll(timeout=0) == 0 and p.poll(0.0) == 0 and p.poll(0) == 0
+        if p._fast is not None:  # the C path answers poll(0) itself
+            assert getattr(p.poll, "__self__", None) is p._fast
+
+    def test_ctrl_c_inside_a_callback_surfaces_from_poll_0(self, make: Callable[..., MuteProducer]) -> None:
+        """SIGINT handled while a delivery callback runs inside poll(0) surfaces as KeyboardInterrupt."""
+
+        def interrupted(err: KafkaError | None, msg: Message) -> None:
+            signal.raise_signal(signal.SIGINT)
+            _ = msg
+
+        p = make({"message.timeout.ms": 10})
+        p.produce("t", b"v", callback=interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            self._poll_until(p, lambda: False, limit_s=20.0)
+
+    def test_the_converter_turns_only_the_lost_exception_error(self) -> None:
+        """compat.reraise_lost_interrupt: the lost-exception SystemError becomes KeyboardInterrupt; others stay."""
+        lost = SystemError("<method 'poll' of 'cimpl.Producer' objects> returned NULL without setting an exception")
+        with pytest.raises(KeyboardInterrupt):
+            compat.reraise_lost_interrupt(lost)
+        with pytest.raises(SystemError, match="else"):
+            compat.reraise_lost_interrupt(SystemError("else"))
 
 
 class TestLogging:
