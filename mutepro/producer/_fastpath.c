@@ -1145,8 +1145,6 @@ static PyObject *slow(FastPath *fp, PyObject *const *args, size_t nargsf, PyObje
     return PyObject_Vectorcall(fp->slow_produce, args, PyVectorcall_NARGS(nargsf), kwnames);
 }
 
-/* Choose the sticky partition for an unkeyed message; -1 when the Python path must decide (nothing writable,
- * a Python exception, or the world changed while pick() ran). */
 /* snapshots[topic] (borrowed), or NULL with or without an exception set.
  *
  * Why a cache: the lookup was the fast path's costliest single step (~110 instructions of ~600 under callgrind,
@@ -1174,6 +1172,8 @@ static PyObject *snapshot_of(FastPath *fp, PyObject *topic) {
     return snap;
 }
 
+/* Choose the sticky partition for an unkeyed message; -1 when the Python path must decide (nothing writable,
+ * a Python exception, or the world changed while pick() ran). */
 static long sticky_choose(FastPath *fp, PyObject *topic, PyObject *snap, Tally *t, long count, Py_ssize_t size,
                           PyObject *writable_set, int *ran_python) {
     /* The sticky partition lasts linger_s. Reading the precise clock for every message cost ~20 ns, 2 % of a
@@ -1833,22 +1833,33 @@ static PyObject *FastPath_forget_reporters(FastPath *self, PyObject *Py_UNUSED(i
     Py_RETURN_NONE;
 }
 
+/* This thread enters the application's poll, from poll state ``previous`` (its callbacks may run directly). */
+static int direct_enter(FastPath *fp, uintptr_t previous) {
+    if (poll_state_set(fp, ((((previous >> 1) + 1)) << 1) | 1) < 0)
+        return -1;
+    fp->since_app_poll = 0;
+    fp->app_polls++;
+    fp->app_pollers++;
+    return 0;
+}
+
+/* ... and leaves it, back to poll state ``previous``. */
+static int direct_leave(FastPath *fp, uintptr_t previous) {
+    fp->app_pollers--;
+    return poll_state_set(fp, previous);
+}
+
 static PyObject *FastPath_enter_direct(FastPath *self, PyObject *Py_UNUSED(ignored)) {
     if (self->rescue_pending)
         Py_RETURN_NONE; /* checked and entered in one step under the GIL: no poll starts once a rescue waits */
     uintptr_t previous = poll_state_get(self);
-    uintptr_t depth = (previous >> 1) + 1;
-    if (poll_state_set(self, (depth << 1) | 1) < 0)
-        return NULL;
     PyObject *token = PyLong_FromSize_t((size_t)previous);
-    if (token == NULL) {
-        if (poll_state_set(self, previous) < 0)
-            PyErr_Clear();
+    if (token == NULL)
+        return NULL;
+    if (direct_enter(self, previous) < 0) {
+        Py_DECREF(token);
         return NULL;
     }
-    self->since_app_poll = 0;
-    self->app_polls++;
-    self->app_pollers++;
     return token;
 }
 
@@ -1862,9 +1873,8 @@ static PyObject *FastPath_leave_direct(FastPath *self, PyObject *arg) {
                         "leave_direct: this thread is not inside the enter_direct() that returned this token");
         return NULL;
     }
-    if (poll_state_set(self, (uintptr_t)previous) < 0)
+    if (direct_leave(self, (uintptr_t)previous) < 0)
         return NULL;
-    self->app_pollers--;
     Py_RETURN_NONE;
 }
 
@@ -1898,15 +1908,10 @@ static PyObject *FastPath_poll(FastPath *fp, PyObject *const *args, size_t nargs
     if (busy)
         return PyObject_Vectorcall(fp->slow_poll, args, nargsf, kwnames);
     long long before = fp->direct_reports;
-    /* enter_direct, with no poll of this producer on this thread (checked above) */
-    if (poll_state_set(fp, (1 << 1) | 1) < 0)
+    if (direct_enter(fp, 0) < 0) /* no poll of this producer on this thread: checked above */
         return NULL;
-    fp->since_app_poll = 0;
-    fp->app_polls++;
-    fp->app_pollers++;
     PyObject *r = PyObject_CallOneArg(fp->inner_poll, ZERO);
-    fp->app_pollers--;
-    if (poll_state_set(fp, 0) < 0 && r != NULL) { /* removing the entry allocates nothing: cannot fail in practice */
+    if (direct_leave(fp, 0) < 0 && r != NULL) { /* removing the entry allocates nothing: cannot fail in practice */
         Py_DECREF(r);
         return NULL;
     }

@@ -214,8 +214,6 @@ def surfaces_interrupts(method: _F) -> _F:
         try:
             return method(*args, **kwargs)
         except SystemError as err:
-            if _LOST not in str(err):
-                raise
-            raise KeyboardInterrupt("interrupted inside a librdkafka callback") from err
+            reraise_lost_interrupt(err)
 
     return wrapper  # type: ignore[return-value]

@@ -326,8 +326,7 @@ class MuteProducer(ClientPassthrough, MuteproApi):
         """
         if self._closed:
             raise compat.closed_error()
-        if self._driver_error is not None:
-            self._raise_driver_error()
+        self._raise_driver_error()
         if self._serving.nested():
             return 0
         return self._serving.poll(timeout)
@@ -475,11 +474,14 @@ class MuteProducer(ClientPassthrough, MuteproApi):
                     self._tick(now)
                 self._stop.wait(max(0.001, next_tick - self._clock()))
         except BaseException as err:  # surfaced to the application on its next poll/flush
-            self._driver_error = err
-            if self._fast is not None:
-                self._fast.broken = 1  # the C poll(0) leaves the call to Python, which raises it
+            self._driver_failed(err)
             log.error("driver_thread_failed", producer=self.name, error=repr(err))
             self._callbacks.wake()
+
+    def _driver_failed(self, err: BaseException) -> None:
+        self._driver_error = err
+        if self._fast is not None:
+            self._fast.broken = 1  # the C poll(0) leaves the call to Python, which raises it
 
     def _raise_driver_error(self) -> None:
         if self._driver_error is not None:
@@ -499,9 +501,7 @@ class MuteProducer(ClientPassthrough, MuteproApi):
                     return
                 idle = self._load_metadata(self._clock())
         except BaseException as err:  # surfaced to the application on its next poll/flush
-            self._driver_error = err
-            if self._fast is not None:
-                self._fast.broken = 1  # the C poll(0) leaves the call to Python, which raises it
+            self._driver_failed(err)
 
     def _tick(self, now: float) -> None:
         """One driver round (see :class:`~mutepro.producer.driver.Driver`)."""
