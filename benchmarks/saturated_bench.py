@@ -200,14 +200,7 @@ class Bench:
 
     def producer(self, kind: str, topic: str) -> Any:
         """A plain or a default-policy MuteProducer (nothing tuned) that already knows ``topic``'s metadata."""
-        conf = self.conf()
-        if kind == "plain":
-            plain = confluent_kafka.Producer(conf)
-            plain.list_topics(topic, timeout=15)
-            return plain
-        producer = MuteProducer(conf)
-        producer.wait_for_topic(topic, 15)
-        return producer
+        return make_producer(kind, self.conf(), topic)
 
     def fault_context(self, fault: str, seconds: float) -> Any:
         """Broker 2 limping (stopped 80 % of every second, bounded) or stalled, for the ``with`` block."""
@@ -221,35 +214,17 @@ class Bench:
     ) -> dict[str, Any]:
         """One closed-loop run; delivered msg/s over the load and the bounded flush after it. ``timed`` also
         keeps deliveries per second (the partitions sweep: where a slow run lost its time); ``prepare`` gets the
-        producer before the loop starts."""
-        producer = self.producer(kind, topic)
-        if prepare is not None:
-            prepare(producer)
-        rec = TimedRecorder(CAPACITY) if timed else Recorder(CAPACITY)
-        loop = _loop_for(style)
-        gc.collect()
-        t0 = time.monotonic()
-        n, errors = loop(producer, topic, rec.on_delivery, rec.sent, 0, CAPACITY, t0 + seconds, time.monotonic,
-                         _KEYS, _PAD, partitions, [("h", b"v")], int(time.time() * 1000))  # fmt: skip
-        left = producer.flush(60)
-        end = time.monotonic()
-        _warn_if_capped(n)
-        mutes = avoids = 0
-        events: list[dict[str, Any]] = []
-        counters: dict[str, Any] = {}
-        if isinstance(producer, MuteProducer):
-            counters = producer.counters.as_dict()
-            mutes, avoids = counters["mutes"], counters["avoids"]
-            events = _first_events(_mute_events(producer, t0))
-            producer.close()
-        del producer
-        gc.collect()
-        return {
-            "accepted": n, "delivered": rec.delivered, "failed": rec.failed, "left": left, "buffer_errors": errors,
-            "msgs_s": rec.delivered / (end - t0), "mutes": mutes, "avoids": avoids,
-            "events": events, "counters": counters,
-            **({"delivered_per_s": _per_second(rec.times, t0, end)} if isinstance(rec, TimedRecorder) else {}),
-        }  # fmt: skip
+        producer before the loop starts.
+
+        With ``--isolate`` (the default) a run without ``prepare`` goes on in a Python process of its own, as an
+        application runs its one producer. Why: in one long benchmark process every run inherits the heap, the
+        threads' leftovers and the allocator state of all runs before it. The first MuteProducer with background
+        threads in a process had its main thread block 88-185 times a second, every later one 24-28 (strace);
+        a plain run right after the warm-up reached 448k msg/s and the three after it 346-375k. Those are
+        effects of the run's place in the benchmark, not of the producer."""
+        if getattr(self.args, "isolate", False) and prepare is None:
+            return _run_isolated(kind, style, topic, partitions, seconds, timed, self.conf())
+        return run_loop(kind, style, topic, partitions, seconds, self.conf(), timed, prepare)
 
     def warm_up(self, partitions: int, seconds: float) -> dict[str, Any]:
         """An unmeasured plain closed loop before the first figure, on a topic of ``partitions``.
@@ -456,6 +431,84 @@ FAULTS = {"limp": ("limp", False), "stall": ("stall", False), "limp_keyed": ("li
           "stall_keyed": ("stall", True)}  # fmt: skip
 
 
+def make_producer(kind: str, conf: dict[str, Any], topic: str) -> Any:
+    """A plain or a default-policy MuteProducer (nothing tuned) that already knows ``topic``'s metadata."""
+    if kind == "plain":
+        plain = confluent_kafka.Producer(conf)
+        plain.list_topics(topic, timeout=15)
+        return plain
+    producer = MuteProducer(conf)
+    producer.wait_for_topic(topic, 15)
+    return producer
+
+
+def run_loop(
+    kind: str, style: str, topic: str, partitions: int, seconds: float, conf: dict[str, Any], timed: bool = False,
+    prepare: Callable[[Any], None] | None = None,
+) -> dict[str, Any]:
+    """One closed-loop run in this process (``Bench.run``)."""
+    producer = make_producer(kind, conf, topic)
+    if prepare is not None:
+        prepare(producer)
+    rec = TimedRecorder(CAPACITY) if timed else Recorder(CAPACITY)
+    loop = _loop_for(style)
+    gc.collect()
+    t0 = time.monotonic()
+    n, errors = loop(producer, topic, rec.on_delivery, rec.sent, 0, CAPACITY, t0 + seconds, time.monotonic,
+                     _KEYS, _PAD, partitions, [("h", b"v")], int(time.time() * 1000))  # fmt: skip
+    left = producer.flush(60)
+    end = time.monotonic()
+    _warn_if_capped(n)
+    mutes = avoids = 0
+    events: list[dict[str, Any]] = []
+    counters: dict[str, Any] = {}
+    if isinstance(producer, MuteProducer):
+        counters = producer.counters.as_dict()
+        mutes, avoids = counters["mutes"], counters["avoids"]
+        events = _first_events(_mute_events(producer, t0))
+        producer.close()
+    del producer
+    gc.collect()
+    return {
+        "accepted": n, "delivered": rec.delivered, "failed": rec.failed, "left": left, "buffer_errors": errors,
+        "msgs_s": rec.delivered / (end - t0), "mutes": mutes, "avoids": avoids,
+        "events": events, "counters": counters,
+        **({"delivered_per_s": _per_second(rec.times, t0, end)} if isinstance(rec, TimedRecorder) else {}),
+    }  # fmt: skip
+
+
+#: the line before a child run's JSON result on its stdout
+_CHILD_MARK = "saturated-run-result:"
+
+
+def _run_isolated(
+    kind: str, style: str, topic: str, partitions: int, seconds: float, timed: bool, conf: dict[str, Any]
+) -> dict[str, Any]:
+    """``run_loop`` in a fresh Python process (``--isolate``); its result comes back as JSON on its stdout."""
+    spec = json.dumps({"kind": kind, "style": style, "topic": topic, "partitions": partitions, "seconds": seconds,
+                       "timed": timed, "conf": conf})  # fmt: skip
+    code = "import sys, saturated_bench; sys.exit(saturated_bench.child(sys.argv[1]))"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).parent),
+                                                                     os.environ.get("PYTHONPATH")]))}  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", code, spec], stdout=subprocess.PIPE, env=env,
+                          timeout=seconds + 180, check=False)  # fmt: skip
+    out = done.stdout.decode(errors="replace").splitlines()
+    if done.returncode != 0 or _CHILD_MARK not in out:
+        raise RuntimeError(f"the isolated {kind} run ({style}) failed with exit code {done.returncode}")
+    return dict(json.loads(out[out.index(_CHILD_MARK) + 1]))
+
+
+def child(spec_json: str) -> int:
+    """A ``--isolate`` run's process: one ``run_loop``, its result printed after ``_CHILD_MARK``."""
+    logging.getLogger("mutepro").setLevel(logging.ERROR)
+    spec = json.loads(spec_json)
+    result = run_loop(spec["kind"], spec["style"], spec["topic"], spec["partitions"], spec["seconds"], spec["conf"],
+                      spec["timed"])  # fmt: skip
+    print(_CHILD_MARK)
+    print(json.dumps(result, default=str), flush=True)
+    return 0
+
+
 def _fault_kind(fault: str) -> tuple[str, bool]:
     try:
         return FAULTS[fault]
@@ -519,6 +572,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--reps", type=int, default=2, help="plain/mute pairs per figure (default 2)")
     p.add_argument("--warmup", type=float, default=60.0,
                    help="unmeasured plain load on the fresh cluster before the first figure (default 60 s; 0: none)")
+    p.add_argument("--isolate", action=argparse.BooleanOptionalAction, default=True,
+                   help="each styles/partitions run in a Python process of its own (default; see Bench.run)")
     p.add_argument("--first", choices=("plain", "mute"), default="plain",
                    help="which producer runs first in the first pair of each figure (default plain)")
     p.add_argument("--cpu-load", type=int, default=0, help="busy processes beside the styles loops (default 0)")
@@ -540,7 +595,7 @@ def main(argv: list[str] | None = None) -> int:
         "confluent_kafka": confluent_kafka.version()[0], "librdkafka": confluent_kafka.libversion()[0],
         "value_bytes": VALUE_BYTES, "poll_every": POLL_EVERY, "client": {"acks": "1", "linger.ms": 5},
         "policy": "MuteProducer defaults (no policy given)", "seconds": args.seconds, "reps": args.reps,
-        "cpu_load": args.cpu_load, "fault_reps": args.fault_reps, "first": args.first,
+        "cpu_load": args.cpu_load, "fault_reps": args.fault_reps, "first": args.first, "isolate": args.isolate,
         "topic_config": TOPIC_CONFIG, "broker_config": BROKER_CONFIG,
     }}  # fmt: skip
     out = Path(args.out)
