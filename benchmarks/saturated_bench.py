@@ -29,7 +29,9 @@ Sections (``--sections``, comma-separated):
 Before the first figure an unmeasured plain closed loop runs for ``--warmup`` seconds (default 60): a freshly
 started cluster is slow for its first minute or so of load (see ``Bench.warm_up``).
 
-Every figure is the median over ``--reps`` repetitions with its min..max; ratios are mute / plain from the same run.
+Each styles and partitions run goes on in a Python process of its own (``--isolate``, the default; see
+``Bench.run``), as an application runs its one producer. Every figure is the median over ``--reps`` repetitions
+with its min..max; ratios are mute / plain from the same run.
 Healthy runs also report how many partitions MuteProducer muted (the goal: none). Writes
 ``saturated_bench.json`` to ``--out``.
 """
