@@ -219,12 +219,12 @@ class Bench:
         producer before the loop starts.
 
         With ``--isolate`` (the default) a run without ``prepare`` goes on in a Python process of its own, as an
-        application runs its one producer. Why: in one long benchmark process every run inherits the heap, the
-        threads' leftovers and the allocator state of all runs before it. The first MuteProducer with background
-        threads in a process had its main thread block 88-185 times a second, every later one 24-28 (strace);
-        a plain run right after the warm-up reached 448k msg/s and the three after it 346-375k. Those are
-        effects of the run's place in the benchmark, not of the producer."""
-        if getattr(self.args, "isolate", False) and prepare is None:
+        application runs its one producer (mutepro's Spark sink keeps one per Python worker). Why: in one long
+        benchmark process every run inherits the heap and the allocator state of all runs before it. A plain run
+        right after the warm-up reached 448k msg/s and the three after it 346-375k; in one session the positional
+        style measured 0.90x (0.87..0.99) in one process and 1.00x (0.86..1.23) isolated. Why a long process
+        costs MuteProducer more than the plain client is not known (benchmarks/README, sixteenth session)."""
+        if self.args.isolate and prepare is None:
             return _run_isolated(kind, style, topic, partitions, seconds, timed, self.conf())
         return run_loop(kind, style, topic, partitions, seconds, self.conf(), timed, prepare)
 
@@ -490,8 +490,8 @@ def _run_isolated(
     spec = json.dumps({"kind": kind, "style": style, "topic": topic, "partitions": partitions, "seconds": seconds,
                        "timed": timed, "conf": conf})  # fmt: skip
     code = "import sys, saturated_bench; sys.exit(saturated_bench.child(sys.argv[1]))"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(Path(__file__).parent),
-                                                                     os.environ.get("PYTHONPATH")]))}  # fmt: skip
+    path = [str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in path if p)}
     done = subprocess.run([sys.executable, "-c", code, spec], stdout=subprocess.PIPE, env=env,
                           timeout=seconds + 180, check=False)  # fmt: skip
     out = done.stdout.decode(errors="replace").splitlines()

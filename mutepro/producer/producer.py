@@ -326,7 +326,8 @@ class MuteProducer(ClientPassthrough, MuteproApi):
         """
         if self._closed:
             raise compat.closed_error()
-        self._raise_driver_error()
+        if self._driver_error is not None:  # checked inline: poll() is per message in the README loop
+            self._raise_driver_error()
         if self._serving.nested():
             return 0
         return self._serving.poll(timeout)
