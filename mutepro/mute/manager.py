@@ -73,6 +73,8 @@ class ProducerMuteManager:
         detector_factory: DetectorFactory = build_detectors,
         on_event: Callable[[MuteEvent], None] | None = None,
         broker_policy: TopicPolicy | None = None,
+        client_rack: str | None = None,
+        rack_aware_all: bool = False,
     ) -> None:
         self._policy_for = policy_for
         self._clock = clock
@@ -96,6 +98,10 @@ class ProducerMuteManager:
         )
         self._broker_verdicts: dict[int, Verdict] = {}
         self._forced_brokers: set[int] = set()
+        #: rack-aware partitioning (KIP-1123): the producer's rack (None: off) and each broker's, from the cluster
+        self._client_rack = client_rack
+        self._rack_aware_all = rack_aware_all
+        self._broker_racks: dict[int, str] = {}
         self._pending_open: list[PartitionKey] = []
         self._outstanding: Callable[[str, int], int] = _zero
         self._accumulated: Callable[[str, int], int] = _zero
@@ -148,6 +154,20 @@ class ProducerMuteManager:
     def muted_partitions(self) -> dict[str, list[int]]:
         """Topic -> muted partitions (open, half-open or forced)."""
         return {name: sorted(t.snapshot.muted) for name, t in self._topics.items() if t.snapshot and t.snapshot.muted}
+
+    @property
+    def client_rack(self) -> str | None:
+        """The producer's rack when rack-aware partitioning is on, else ``None``."""
+        return self._client_rack
+
+    def broker_racks(self) -> dict[int, str]:
+        """Each broker's rack as last described by the cluster (empty until then, or when rack-aware is off)."""
+        return dict(self._broker_racks)
+
+    def local_partitions(self, topic: str) -> frozenset[int] | None:
+        """The topic's partitions led in the producer's rack (``None`` when rack-aware partitioning is off)."""
+        t = self._topics.get(topic)
+        return t.local if t is not None else None
 
     def muted_brokers(self) -> dict[int, str]:
         """Broker id -> why the broker is muted (by detection or by hand)."""
@@ -291,6 +311,15 @@ class ProducerMuteManager:
                     t.partitions[p] = self._new_partition(topic, p, t.policy)
             self._apply_leaders(t, leaders)
             self._rebuild(topic)
+
+    def update_broker_racks(self, racks: Mapping[int, str]) -> None:
+        """Each broker's ``broker.rack`` (rack-aware partitioning): republish the topics whose local set moved."""
+        with self._lock:
+            if self._client_rack is None or dict(racks) == self._broker_racks:
+                return
+            self._broker_racks = dict(racks)
+            for t in self._topics.values():
+                self._locate(t)
 
     def update_leaders(self, topic: str, leaders: Mapping[int, int]) -> None:
         with self._lock:
@@ -436,6 +465,7 @@ class ProducerMuteManager:
             self._pending_open.append(key)
 
     def _apply_leaders(self, t: TopicRecord, leaders: Mapping[int, int]) -> None:
+        moved = False
         for p, leader in leaders.items():
             part = t.partitions.get(p)
             # A leaderless partition (-1: its only replica's broker is down, or an election is under way) keeps
@@ -444,6 +474,7 @@ class ProducerMuteManager:
             # path already drops -1; the periodic metadata refresh passes it on.
             if part is None or leader < 0 or leader == part.leader:
                 continue
+            moved = True
             previous, part.leader = part.leader, leader
             if leader in self._forced_brokers:
                 # Leadership moved onto (or a new topic is led by) a broker muted by hand: mute it too.
@@ -460,7 +491,22 @@ class ProducerMuteManager:
                 and leader not in self._forced_brokers
             ):
                 self._replace_breaker(t.name, part, f"leader_moved {previous}->{leader}")
+        if moved or (t.local is None and self._client_rack is not None):
+            self._locate(t)
         self._rebuild(t.name)
+
+    def _locate(self, t: TopicRecord) -> None:
+        """Recompute which of the topic's partitions are led in the producer's rack, and republish if that moved.
+
+        Off (``local`` stays None) unless the producer has a rack and the topic's policy is rack-aware. Until the
+        brokers' racks are known every partition counts as remote, which is the plain sticky choice."""
+        if self._client_rack is None or not (self._rack_aware_all or t.policy.partitioner.rack_aware):
+            return
+        racks, mine = self._broker_racks, self._client_rack
+        local = frozenset(p for p, part in t.partitions.items() if racks.get(part.leader) == mine)
+        if local != t.local:
+            t.local = local
+            self._rebuild(t.name, force=True)
 
     def _force_for_broker(self, t: TopicRecord, part: PartitionRecord, broker_id: int) -> None:
         if part.breaker.state is BreakerState.FORCED_OPEN:
@@ -492,7 +538,10 @@ class ProducerMuteManager:
             log.info("broker_unmuted", broker=broker)
         self._broker_verdicts = verdicts
 
-    def _rebuild(self, topic: str, queue_sizes: Mapping[int, int] | None = None, *, after_round: bool = False) -> None:
+    def _rebuild(
+        self, topic: str, queue_sizes: Mapping[int, int] | None = None, *, after_round: bool = False,
+        force: bool = False,
+    ) -> None:
         """Publish the topic's snapshot if its muted, probing or avoided partitions changed (or for new weights).
 
         ``after_round``: right after a detection round, whose scan left the partitions not closed (a superset:
@@ -519,6 +568,7 @@ class ProducerMuteManager:
         if (
             old is not None
             and queue_sizes is None
+            and not force
             and old.partition_count == len(t.partitions)
             and old.muted == frozenset(muted)
             and t.probing == probing
@@ -528,7 +578,7 @@ class ProducerMuteManager:
         self._version += 1
         snap = TopicSnapshot.build(
             topic, len(t.partitions), muted, queue_sizes, adaptive=t.policy.partitioner.adaptive,
-            version=self._version, probing=probing, avoided=t.avoided,
+            version=self._version, probing=probing, avoided=t.avoided, local=t.local,
         )
         if old is not None and old.partition_count == snap.partition_count and old.writable == snap.writable:
             # A key's fallback depends on the partition count and the writable partitions only

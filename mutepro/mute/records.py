@@ -92,6 +92,7 @@ class TopicRecord:
     __slots__ = (
         "avoid_episodes",
         "avoided",
+        "local",
         "name",
         "not_closed",
         "partitions",
@@ -113,6 +114,9 @@ class TopicRecord:
         self.partitions: dict[int, PartitionRecord] = {}
         self.snapshot: TopicSnapshot | None = None
         self.probing: frozenset[int] = frozenset()
+        # Rack-aware partitioning: the partitions led in the producer's rack (None: off for this topic), kept
+        # here and recomputed only when leaders or broker racks change, not in every round's rebuild.
+        self.local: frozenset[int] | None = None
         self.saturated = False
         self.shared_slowness = False  # slow-call verdicts were last dropped as the producer's own queue
         # Per leader, when a partition it leads last tripped for slow calls; and until when slow-call verdicts

@@ -38,7 +38,7 @@ class _Stick:
 
 
 class StickyChooser:
-    """Per-topic sticky partition over ``snap.writable``; switches by bytes, time or mute, weighted by load.
+    """Per-topic sticky partition over ``snap.candidates``; switches by bytes, time or mute, weighted by load.
 
     ``sticky_bytes <= 0`` disables the byte limit (time-only, like librdkafka). ``linger_s == 0`` disables
     stickiness: every message draws a new partition (librdkafka's ``sticky.partitioning.linger.ms=0``).
@@ -106,22 +106,22 @@ class StickyChooser:
         return chosen
 
     def pick(self, snap: TopicSnapshot) -> int | None:
-        """One weighted random draw over ``snap.writable`` (no stickiness); ``None`` if nothing is writable.
+        """One weighted random draw over ``snap.candidates`` (no stickiness); ``None`` if nothing is writable.
 
         Like Java's ``BuiltInPartitioner.nextPartition``: draw ``r`` uniformly in ``[0, total)`` and take the
         first partition whose cumulative weight exceeds ``r``. Worked numbers: cumulative (4, 5, 8) and r =
         4.7 -> ``bisect_right`` -> index 1, the partition holding weight slice [4, 5).
         """
-        writable = snap.writable
-        count = len(writable)
+        candidates = snap.candidates
+        count = len(candidates)
         if count == 0:
             return None
         if count == 1:
-            return writable[0]
+            return candidates[0]
         cumulative = snap.cumulative_weights
         index = bisect_right(cumulative, self._rng.random() * cumulative[-1])
         # random() < 1.0, but the product can round up to the total; never step past the last partition.
-        return writable[index if index < count else count - 1]
+        return candidates[index if index < count else count - 1]
 
     def current(self, topic: str) -> int | None:
         """The topic's current sticky partition, if any (for tests and diagnostics)."""

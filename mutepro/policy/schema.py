@@ -295,6 +295,13 @@ class PartitionerConfig(_Model):
         "partitioner, so batches are as large as the plain client's; Java's KIP-480 switches after 16384.",
     )
     adaptive: bool = Field(default=True, description="Weight partitions by how little they have outstanding.")
+    rack_aware: bool = Field(
+        default=False,
+        description="Rack-aware partitioning (KIP-1123): unkeyed messages go to writable partitions whose leader is "
+        "in the producer's rack (the client config's client.rack), weighted among themselves, and to every writable "
+        "partition when none of those is writable. Keyed messages and explicit partitions are never affected. The "
+        "client config's partitioner.rack.aware=true (Java's name) turns it on for every topic.",
+    )
 
 
 class RescueConfig(_Model):

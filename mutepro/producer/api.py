@@ -20,6 +20,7 @@ from mutepro.producer import compat
 from mutepro.producer.core import Core
 from mutepro.producer.driver import Driver
 from mutepro.producer.holds import HoldQueues
+from mutepro.producer.locality import LocalityMeter
 from mutepro.producer.message import DeliveryCallback
 from mutepro.producer.metrics import ProducerCounters
 from mutepro.producer.tracker import OutstandingTracker
@@ -150,6 +151,7 @@ class MuteproApi:
     _tracker: OutstandingTracker
     _holding: HoldQueues
     _driver_part: Driver
+    _locality: LocalityMeter | None
     _core: Core
     _stop: threading.Event
 
@@ -217,6 +219,7 @@ class MuteproApi:
             "muted_brokers": self._manager.muted_brokers(),
             "held": self._holding.total,
             "outstanding": self._tracker.total,
+            "rack": None if self._locality is None else self._locality.as_dict(self._manager.client_rack),
         }
 
     def __repr__(self) -> str:

@@ -18,6 +18,7 @@ from mutepro.logs import get_logger
 from mutepro.policy.runtime import runtime_of
 from mutepro.producer.core import Core
 from mutepro.producer.holds import HoldQueues
+from mutepro.producer.locality import LocalityMeter, RackSource
 from mutepro.producer.rescue import Rescuer
 from mutepro.producer.serving import ReportServing
 
@@ -27,6 +28,8 @@ _METADATA_REFRESH_S = 10.0
 #: how soon a topic wanted but not loaded yet (unknown to the cluster, or waiting for librdkafka) is looked up again
 METADATA_RETRY_S = 0.05
 _WEIGHTS_REFRESH_S = 0.1
+#: how often the bytes produced are split into local and remote (rack-aware partitioning's figure)
+_LOCALITY_REFRESH_S = 1.0
 
 
 class Driver:
@@ -35,6 +38,7 @@ class Driver:
     def __init__(
         self, core: Core, holds: HoldQueues, rescuer: Rescuer, serving: ReportServing, *, name: str,
         user_stats_cb: Any = None, user_error_cb: Any = None, user_throttle_cb: Any = None,
+        racks: RackSource | None = None, locality: LocalityMeter | None = None,
     ) -> None:
         self._core = core
         self._holds = holds
@@ -47,6 +51,10 @@ class Driver:
         self.stats: StatsSnapshot | None = None
         self._topic_checked: dict[str, float] = {}
         self._weights_at = 0.0
+        self._racks = racks
+        self._racks_at: float | None = None
+        self._locality = locality
+        self._locality_at = 0.0
 
     def tick(self, now: float) -> None:
         core = self._core
@@ -87,6 +95,10 @@ class Driver:
                     rerouted=sum(targets.values()), to_partitions=targets,
                 )
         self._refresh_weights(now)
+        if self._locality is not None and now - self._locality_at >= _LOCALITY_REFRESH_S:
+            self._locality_at = now
+            for topic, tally in list(core.tracker.topics.items()):
+                self._locality.update(topic, list(tally.sent_bytes), manager.local_partitions(topic))
 
     def load_metadata(self, now: float) -> float:
         """Load the metadata of topics produced to before it was known, and refresh the known ones now and then.
@@ -94,6 +106,11 @@ class Driver:
         the first refresh falls due (:meth:`Core.want_metadata` wakes the thread earlier)."""
         core = self._core
         manager = core.manager
+        if self._racks is not None and (self._racks_at is None or now - self._racks_at > _METADATA_REFRESH_S):
+            racks = self._racks.broker_racks()
+            if racks is not None:  # None: not reachable now, asked again next round; the last answer stands
+                self._racks_at = now
+                manager.update_broker_racks(racks)
         due = [t for t in manager.known_topics() if now - self._topic_checked.get(t, 0.0) > _METADATA_REFRESH_S]
         wanted = [t for t in core.wanted_topics if t not in core.unassigned_topics]  # see Core.unassigned_topics
         for topic in {*wanted, *due}:

@@ -139,3 +139,36 @@ def sticky_chooser(default: DefaultMutingPartitioner | None, partitioner_name: s
     """
     null_is_random = partitioner_name == "random" or partitioner_name.endswith("_random")
     return default.chooser if default is not None and null_is_random else None
+
+
+#: Java's producer setting for KIP-1123 rack-aware partitioning. librdkafka has no such property (it would refuse
+#: it with "No such configuration property"), so mutepro reads it out of its own copy of the config and passes the
+#: rest on; ``client.rack`` stays in (librdkafka accepts it for every client type and sends it to nobody on the
+#: produce path: the brokers see it only in a consumer's fetch requests, KIP-392).
+RACK_AWARE_KEY = "partitioner.rack.aware"
+
+
+def rack_awareness(conf: dict[str, Any], policy: Policy | TopicPolicy) -> tuple[str | None, bool]:
+    """``(client rack, on for every topic)`` for rack-aware partitioning; ``(None, False)`` when it is off.
+
+    Takes ``partitioner.rack.aware`` out of ``conf`` (mutepro's own copy). It is on for every topic with that key
+    true, for the topics whose policy says ``partitioner.rack_aware: true`` otherwise; either way it needs
+    ``client.rack``, and a rack-aware setting without one is an error rather than a silent no-op.
+    """
+    raw = conf.pop(RACK_AWARE_KEY, False)
+    if isinstance(raw, str) and raw.strip().lower() in ("true", "false"):
+        raw = raw.strip().lower() == "true"
+    if not isinstance(raw, bool):
+        raise ConfigError(f"{RACK_AWARE_KEY}: expected true or false, got {raw!r}")
+    topics = [policy] if isinstance(policy, TopicPolicy) else [policy.defaults, *policy.topics.values()]
+    wanted = raw or any(t.partitioner.rack_aware for t in topics)
+    if not wanted:
+        return None, False
+    rack = conf.get("client.rack")
+    if not isinstance(rack, str) or not rack.strip():
+        where = RACK_AWARE_KEY if raw else "partitioner.rack_aware (policy)"
+        raise ConfigError(
+            f"client.rack: {where} is on but the client config has no client.rack; set client.rack to the "
+            "producer's rack (the broker.rack of the brokers it should prefer), or turn rack-aware partitioning off"
+        )
+    return rack.strip(), raw

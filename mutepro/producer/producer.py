@@ -43,6 +43,7 @@ from mutepro.producer.api import ClientPassthrough, MuteproApi
 from mutepro.producer.core import Clock, Core, GatedLock
 from mutepro.producer.driver import METADATA_RETRY_S, Driver
 from mutepro.producer.holds import HoldQueues
+from mutepro.producer.locality import AdminRackSource, LocalityMeter, RackSource
 from mutepro.producer.message import NORMAL, DeliveryCallback, keeping_headers
 from mutepro.producer.metrics import MuteproCollector, ProducerCounters, register_prometheus, unregister_prometheus
 from mutepro.producer.reports import ReportHandler
@@ -107,6 +108,7 @@ class MuteProducer(ClientPassthrough, MuteproApi):
         accelerate: bool | None = None,
         _inner_factory: InnerFactory | None = None,
         _threads: bool = True,
+        _rack_source: RackSource | None = None,
         **kwargs: Any,
     ) -> None:
         conf = compat.config_from_args(config, kwargs)  # a copy: the caller's dict is never touched
@@ -114,6 +116,7 @@ class MuteProducer(ClientPassthrough, MuteproApi):
             conf["partitioner"], partitioner = partitioner, None
         options.refuse_mutepro_keys(conf)
         self._policy = options.coerce_policy(policy)
+        client_rack, rack_aware_all = options.rack_awareness(conf, self._policy)
         apply_policy_logging(self._policy)  # the policy's logging: section, if it has one (see mutepro.logs)
         self._clock = clock
         options.check_tick(tick_interval_s)
@@ -150,7 +153,8 @@ class MuteProducer(ClientPassthrough, MuteproApi):
         self._manager = ProducerMuteManager(
             self._policy_for, clock=clock, store=store if store is not None else options.store_of(self._policy),
             on_event=self._on_mute_event,
-            detector_factory=detector_factory or build_detectors,
+            detector_factory=detector_factory or build_detectors, client_rack=client_rack,
+            rack_aware_all=rack_aware_all,
         )
         self._manager.bind_counts(self.outstanding, self.accumulated, self.in_flight)
         self._partitioner.initialize(self._manager)
@@ -217,9 +221,11 @@ class MuteProducer(ClientPassthrough, MuteproApi):
         else:
             self._serving = LockedServing(self._lock, self._callbacks, self._serve_reports)
         self._rescuer.serving = self._serving
+        self._locality = LocalityMeter() if client_rack is not None else None
         self._driver_part = Driver(
             core, self._holding, self._rescuer, self._serving, name=self.name,
             user_stats_cb=users.stats_cb, user_error_cb=users.error_cb, user_throttle_cb=users.throttle_cb,
+            racks=None if client_rack is None else (_rack_source or AdminRackSource(conf)), locality=self._locality,
         )
 
         self._stop = threading.Event()
