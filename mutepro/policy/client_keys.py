@@ -224,7 +224,10 @@ PYTHON_CLIENT_KEYS: frozenset[str] = frozenset(
     )
 )
 
-KNOWN_CLIENT_KEYS: frozenset[str] = LIBRDKAFKA_KEYS | PYTHON_CLIENT_KEYS
+#: Keys mutepro reads out of the client config itself before librdkafka sees it (Java's names: KIP-1123).
+MUTEPRO_CLIENT_KEYS: frozenset[str] = frozenset(("partitioner.rack.aware",))
+
+KNOWN_CLIENT_KEYS: frozenset[str] = LIBRDKAFKA_KEYS | PYTHON_CLIENT_KEYS | MUTEPRO_CLIENT_KEYS
 
 
 def is_known_client_key(key: str) -> bool:

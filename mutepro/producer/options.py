@@ -169,6 +169,7 @@ def rack_awareness(conf: dict[str, Any], policy: Policy | TopicPolicy) -> tuple[
         where = RACK_AWARE_KEY if raw else "partitioner.rack_aware (policy)"
         raise ConfigError(
             f"client.rack: {where} is on but the client config has no client.rack; set client.rack to the "
-            "producer's rack (the broker.rack of the brokers it should prefer), or turn rack-aware partitioning off"
+            "producer's rack (the broker.rack of the brokers it should prefer; the Spark sink also derives it from "
+            "MUTEPRO_CLIENT_RACK or the executor's cloud zone), or turn rack-aware partitioning off"
         )
     return rack.strip(), raw

@@ -20,6 +20,7 @@ from mutepro.logs import get_logger
 from mutepro.mute.store import BreakerStore, MemoryStore, make_store
 from mutepro.policy import Policy
 from mutepro.producer import MuteProducer
+from mutepro.producer.options import RACK_AWARE_KEY
 from mutepro.spark.options import SinkOptions
 from mutepro.spark.sinkpolicy import load_sink_policy
 
@@ -111,8 +112,26 @@ def _build(options: SinkOptions) -> Worker:
     _configure_logging(policy)
     errors = ErrorLog()
     config: dict[str, Any] = {**policy.client, "delivery.report.only.error": True, "on_delivery": errors.record}
+    _executor_rack(config, policy)
     producer = MuteProducer(config, policy=policy, store=_store(policy))
     return Worker(producer, errors, policy)
+
+
+def _executor_rack(config: dict[str, Any], policy: Policy) -> None:
+    """Rack-aware partitioning on without ``kafka.client.rack``: this executor's own rack, from its environment
+    (``MUTEPRO_CLIENT_RACK``, else the cloud zone variables, as the consumer helpers derive it), since executors of
+    one job run in different zones and one rack set on the driver would be wrong for most of them."""
+    if config.get("client.rack"):
+        return
+    wanted = str(config.get(RACK_AWARE_KEY, "false")).lower() == "true" or any(
+        t.partitioner.rack_aware for t in (policy.defaults, *policy.topics.values())
+    )
+    if wanted:
+        from mutepro.racks.follower import client_rack
+
+        rack = client_rack()
+        if rack is not None:
+            config["client.rack"] = rack
 
 
 def _store(policy: Policy) -> BreakerStore | None:

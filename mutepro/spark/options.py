@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mutepro.errors import ConfigError
+from mutepro.producer.options import RACK_AWARE_KEY
 from mutepro.spark.javaopts import translate_java_option
 from mutepro.spark.sinkpolicy import load_sink_policy, read_policy_source
 
@@ -103,7 +104,9 @@ def _check_client(client: dict[str, Any]) -> None:
 
     try:
         # no brokers and no log lines: only the settings are being checked
-        confluent_kafka.Producer({**client, "bootstrap.servers": "", "log_level": 0})
+        # partitioner.rack.aware is read by mutepro (MuteProducer takes it out), not by librdkafka
+        checked = {k: v for k, v in client.items() if k != RACK_AWARE_KEY}
+        confluent_kafka.Producer({**checked, "bootstrap.servers": "", "log_level": 0})
     except (confluent_kafka.KafkaException, ValueError, TypeError) as err:
         raise ConfigError(f"kafka.* options: librdkafka refuses them: {err}") from err
 
