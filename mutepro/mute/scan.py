@@ -116,7 +116,9 @@ def scan_topic(t: TopicRecord, load_of: LoadReader, now: float, busy: frozenset[
     judged = {c[1].partition for c in candidates}
     candidates += age_outliers(t, active_ages, active_peaks, judged, now, held, leader_peaks)
     factor = t.policy.congestion.outlier_factor
-    trips = without_saturation(t, congestion_outliers(candidates, closed_outstanding, factor))
+    trips = without_saturation(
+        t, congestion_outliers(candidates, closed_outstanding, factor, active_ages.keys()), active_ages, now
+    )
     scan = TopicScan(trips=without_rotation(t, trips, now))
     t.probe_limit_s = probe_limit(t, active_peaks)
     if t.runtime.slow_call_enabled:

@@ -10,7 +10,7 @@ bookkeeper and the rules are unit-tested on plain values.
 from __future__ import annotations
 
 import statistics
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import TypeAlias
 
 from mutepro.detect.model import MuteReason, Verdict
@@ -25,10 +25,18 @@ Candidate: TypeAlias = tuple[TopicRecord, PartitionRecord, Verdict]
 
 
 def congestion_outliers(
-    candidates: list[Candidate], outstanding: Mapping[int, int], factor: float
+    candidates: list[Candidate], outstanding: Mapping[int, int], factor: float,
+    peers: Collection[int] | None = None,
 ) -> list[Candidate]:
-    """Keep a congestion verdict only while its partition holds more than ``factor`` times the median of the
-    topic's other closed partitions (``outstanding``); every other verdict passes.
+    """Keep a congestion verdict only while its partition holds more than ``factor`` times the median of its
+    peers' outstanding messages (``outstanding``: every closed partition's); every other verdict passes.
+
+    The peers are the other closed partitions the producer is writing to now (``peers``: those that took a
+    message within the last ``ACTIVE_S``; ``None``: every closed partition), as for the age rule: a partition
+    the producer sends nothing to holds nothing, and its zero says nothing about how full a fair share is. That
+    matters whenever traffic goes to a subset on purpose -- rack-aware partitioning sends a saturated loop's whole
+    queue to the 4 partitions led in its rack, 25 % each, against 8 idle zeros: without this every one of them
+    was a 'congestion outlier' and the producer muted its own rack. With no peer at all, the share alone decides.
 
     The median, not the mean, so a stalled broker's other partitions do not hide it. Worked numbers, 12
     partitions, 50,000-message buffer, share 10 % (5,000): a closed loop filling the buffer evenly leaves the
@@ -42,25 +50,36 @@ def congestion_outliers(
     kept = []
     for cand in candidates:
         if cand[2].reason == MuteReason.CONGESTION:
-            mine = outstanding.get(cand[1].partition, 0)
-            others = statistics.median(n for p, n in outstanding.items() if p != cand[1].partition)
-            if mine <= factor * others:
+            me = cand[1].partition
+            others = [n for p, n in outstanding.items() if p != me and (peers is None or p in peers)]
+            if others and outstanding.get(me, 0) <= factor * statistics.median(others):
                 continue
         kept.append(cand)
     return kept
 
 
-def without_saturation(t: TopicRecord, candidates: list[Candidate]) -> list[Candidate]:
-    """Drop the slow-call verdicts when more than half of the topic's partitions would be slow-call muted:
-    that is the producer or the whole cluster saturated, not a bad partition, and muting would only shuffle
-    load around. Sets ``t.saturated`` and logs once per burst.
+def without_saturation(
+    t: TopicRecord, candidates: list[Candidate], ages: Mapping[int, float] | None = None, now: float | None = None,
+) -> list[Candidate]:
+    """Drop the slow-call verdicts when the producer or the cluster is saturated rather than a partition bad, as
+    muting would only shuffle load around. Sets ``t.saturated`` and logs once per burst. Saturated is either:
 
-    Example: 12 partitions on 3 brokers, one broker stalled -> 4 slow partitions (a third): muted. A closed
-    loop pushing more than the cluster takes -> all 12 slow at once: none muted. With RF=3 and acks=all a
-    stalled broker is in every ISR, so all 12 are slow until it leaves them (replica.lag.time.max.ms): none
-    muted then either, nothing would be gained; its own partitions are muted once the others recover.
+    - more than half of the topic's partitions slow at once (with a slow-call verdict or muted for one), or
+    - more than half of the partitions the producer writes to (``ages``: the closed partitions that took a
+      message within ``ACTIVE_S``, with their oldest undelivered message's age) still delivering (a report
+      within ``ACTIVE_S`` before ``now``) but holding a message older than the slow threshold: messages waiting
+      behind the producer's own backlog, not behind a stopped leader (a stopped one delivers nothing).
+
+    Example: 12 partitions on 3 brokers, one broker stalled -> 4 slow partitions (a third), delivering nothing:
+    muted. A closed loop pushing more than the cluster takes -> all 12 slow at once: none muted. With RF=3 and
+    acks=all a stalled broker is in every ISR, so all 12 are slow until it leaves them
+    (replica.lag.time.max.ms): none muted then either, nothing would be gained; its own partitions are muted once
+    the others recover. Rack-aware partitioning sends a saturated loop to the 4 partitions led in its rack: they
+    deliver ~30,000 messages a second each while their oldest waits ~1.5 s (acks=all, RF 3) against a 1 s
+    threshold -- 4 of the 4 written to: none muted (by the first count alone, a third of 12, the producer muted
+    its own rack). The same 4 partitions with their broker stopped deliver nothing: muted.
     """
-    slow_now = sum(1 for c in candidates if c[2].reason == MuteReason.SLOW_CALL)
+    slow_now = {c[1].partition for c in candidates if c[2].reason == MuteReason.SLOW_CALL}
     if not slow_now:
         return candidates
     already = sum(
@@ -68,13 +87,24 @@ def without_saturation(t: TopicRecord, candidates: list[Candidate]) -> list[Cand
         if part.breaker.state is not BreakerState.CLOSED and part.breaker.reason is not None
         and part.breaker.reason.reason == MuteReason.SLOW_CALL
     )
-    if 2 * (already + slow_now) <= len(t.partitions) or len(t.partitions) <= 1:
+    slow, of = already + len(slow_now), len(t.partitions)
+    saturated = 2 * slow > of and of > 1
+    if not saturated and ages is not None and now is not None:
+        limit = t.runtime.slow_threshold_s
+        writing = slow_now | ages.keys()
+        queued = {
+            p for p in slow_now | {p for p, age in ages.items() if age > limit}
+            if (at := t.partitions[p].delivered_at) is not None and now - at <= ACTIVE_S
+        }
+        saturated = 2 * len(queued) > len(writing) and len(writing) > 1
+        slow, of = len(queued), len(writing)
+    if not saturated:
         t.saturated = False
         return candidates
     if not t.saturated:
         log.warning(
-            "slow_calls_everywhere", topic=t.name, slow_partitions=already + slow_now,
-            partitions=len(t.partitions), action="not muting: the producer or cluster is saturated",
+            "slow_calls_everywhere", topic=t.name, slow_partitions=slow, partitions=of,
+            action="not muting: the producer or cluster is saturated",
         )
     t.saturated = True
     return [c for c in candidates if c[2].reason != MuteReason.SLOW_CALL]

@@ -75,6 +75,27 @@ class TestCongestionOutliers:
         kept = congestion_outliers(candidates(t, FAILING, [0]) + candidates(t, SLOW, [1]), outstanding, 3.0)
         assert len(kept) == 2
 
+    def test_peers_are_the_partitions_taking_traffic(self) -> None:
+        """Rack-aware partitioning sends a saturated queue to the 4 local partitions (25 % each); the 8 idle
+        partitions are not peers, so none of the 4 is an outlier (against all 12 the median was 0: all muted)."""
+        t = topic()
+        local = [0, 3, 6, 9]
+        outstanding = {p: 25_000 if p in local else 0 for p in range(12)}
+        assert congestion_outliers(candidates(t, CONGESTED, local), outstanding, 3.0, local) == []
+        assert len(congestion_outliers(candidates(t, CONGESTED, local), outstanding, 3.0)) == 4
+
+    def test_a_stalled_partition_among_active_peers_is_kept(self) -> None:
+        """The stalled partition itself need not be active (nothing new goes to it): its peers decide."""
+        t = topic()
+        outstanding = {0: 30_000, 3: 900, 6: 1_100, 9: 1_000, **{p: 0 for p in (1, 2, 4, 5, 7, 8, 10, 11)}}
+        kept = congestion_outliers(candidates(t, CONGESTED, [0]), outstanding, 3.0, [3, 6, 9])
+        assert [c[1].partition for c in kept] == [0]
+
+    def test_no_peer_leaves_the_share_to_decide(self) -> None:
+        t = topic()
+        outstanding = {0: 30_000, **{p: 0 for p in range(1, 12)}}
+        assert len(congestion_outliers(candidates(t, CONGESTED, [0]), outstanding, 3.0, [0])) == 1
+
     def test_a_factor_of_one_disables_the_rule(self) -> None:
         """outlier_factor <= 1 keeps every congestion verdict."""
         t = topic()
@@ -83,6 +104,33 @@ class TestCongestionOutliers:
 
 
 class TestWithoutSaturation:
+    def test_the_partitions_written_to_all_waiting_behind_the_backlog_mute_nothing(self) -> None:
+        """Rack-aware saturation: the 4 partitions written to all deliver and all hold 1.5 s old messages; the
+        first verdict alone (one of 12) would have muted, but 4 of the 4 written to are queueing."""
+        t = topic()
+        local = [0, 3, 6, 9]
+        for p in local:
+            t.partitions[p].delivered_at = 99.8
+        kept = without_saturation(t, candidates(t, SLOW, [3]), dict.fromkeys(local, 1.5), 100.0)
+        assert kept == [] and t.saturated
+
+    def test_the_partitions_written_to_delivering_nothing_are_stalled_not_saturated(self) -> None:
+        """The same 4 partitions with their broker stopped deliver nothing: the verdicts stay."""
+        t = topic()
+        local = [0, 3, 6, 9]
+        for p in local:
+            t.partitions[p].delivered_at = 97.0
+        kept = without_saturation(t, candidates(t, SLOW, local), dict.fromkeys(local, 3.0), 100.0)
+        assert len(kept) == 4 and not t.saturated
+
+    def test_a_minority_waiting_among_the_partitions_written_to_is_muted(self) -> None:
+        """A limping broker: 4 of 12 written-to partitions old (they deliver between stops), 8 young."""
+        t = topic()
+        for p in range(12):
+            t.partitions[p].delivered_at = 99.9
+        ages = {p: (0.9 if p % 3 == 1 else 0.01) for p in range(12)}
+        assert len(without_saturation(t, candidates(t, SLOW, [1, 4]), ages, 100.0)) == 2
+
     def test_a_third_slow_is_muted(self) -> None:
         """One broker of three slow (4 of 12 partitions): every slow verdict stays."""
         t = topic()
