@@ -139,6 +139,11 @@ class Driver:
             return _METADATA_REFRESH_S
         return min(_METADATA_REFRESH_S, max(METADATA_RETRY_S, min(checked) + _METADATA_REFRESH_S - now))
 
+    def close(self) -> None:
+        """The producer is closing (its threads have stopped): release the rack source's client."""
+        if self._racks is not None:
+            self._racks.close()
+
     def _refresh_weights(self, now: float) -> None:
         if now - self._weights_at < _WEIGHTS_REFRESH_S:
             return

@@ -33,6 +33,9 @@ class RackSource(Protocol):
 
     def broker_racks(self) -> Mapping[int, str] | None: ...
 
+    def close(self) -> None:
+        """Release what asking needed (the producer is closing)."""
+
 
 class AdminRackSource:
     """:class:`RackSource` through DescribeCluster, with an ``AdminClient`` made on first use and kept."""
@@ -54,6 +57,10 @@ class AdminRackSource:
             log.debug("broker_racks_unavailable", error=str(err))
             return None
         return {n.id: n.rack for n in nodes if n.rack}
+
+    def close(self) -> None:
+        """Drop the admin client: its handle, connections and log lines go with the last reference."""
+        self._admin = None
 
 
 class LocalityMeter:

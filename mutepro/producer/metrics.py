@@ -127,6 +127,15 @@ class MuteproCollector:
         )
         held.add_metric([self._name], float(data["held"]))
         yield held
+        rack = data.get("rack")
+        if rack is not None:  # rack-aware partitioning on: value bytes to leaders in the producer's rack and not
+            produced = CounterMetricFamily(
+                f"{self._ns}_rack_bytes", "Value bytes produced, by whether the partition's leader was in the "
+                "producer's rack (client.rack)", labels=["producer", "client_rack", "leader"],
+            )
+            produced.add_metric([self._name, rack["client_rack"], "local"], float(rack["local_bytes"]))
+            produced.add_metric([self._name, rack["client_rack"], "remote"], float(rack["remote_bytes"]))
+            yield produced
 
 
 class _CollectorHub:

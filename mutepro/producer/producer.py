@@ -418,6 +418,7 @@ class MuteProducer(ClientPassthrough, MuteproApi):
         self._core.metadata_wanted.set()  # the metadata thread may be asleep until its next refresh
         for thread in self._threads:
             thread.join(5)
+        self._driver_part.close()
         self._inner.close()  # serves the last reports (purged ones) into the callback queue
         if self._collector is not None:
             unregister_prometheus(self._collector)

@@ -117,6 +117,19 @@ class TestCollector:
         assert len(names) == len(set(names))
         assert "mutepro_held" in names and "mutepro_held_messages" in names
 
+    def test_rack_bytes_when_rack_aware(self) -> None:
+        """Rack-aware partitioning's figure: value bytes to local and remote leaders, a counter per side."""
+        registry = CollectorRegistry()
+        rack = {"client_rack": "rack-a", "local_bytes": 900, "remote_bytes": 100, "local_share": 0.9}
+        registry.register(MuteproCollector("p1", lambda: {**reading(), "rack": rack}))
+        got = samples(registry)
+        key = (("client_rack", "rack-a"), ("leader", "local"), ("producer", "p1"))
+        assert got[("mutepro_rack_bytes_total", key)] == 900.0
+        assert got[("mutepro_rack_bytes_total", (*key[:1], ("leader", "remote"), key[2]))] == 100.0
+
+    def test_no_rack_family_when_off(self, registry: CollectorRegistry) -> None:
+        assert not any(name.startswith("mutepro_rack") for name, _ in samples(registry))
+
     def test_namespace(self) -> None:
         """The namespace prefixes every family."""
         registry = CollectorRegistry()

@@ -28,10 +28,14 @@ class FakeRacks:
     def __init__(self, racks: Mapping[int, str] | None) -> None:
         self.racks = racks
         self.asked = 0
+        self.closed = False
 
     def broker_racks(self) -> Mapping[int, str] | None:
         self.asked += 1
         return self.racks
+
+    def close(self) -> None:
+        self.closed = True
 
 
 def build(
@@ -129,12 +133,14 @@ class TestSettings:
         conf = {**CONF, "client.rack": "rack-a", "partitioner.rack.aware": "true"}
         before = dict(conf)
         fake = FakeInnerProducer({TOPIC: 12}, leader=LEADERS)
-        producer = MuteProducer(conf, _inner_factory=fake.factory, _threads=False, _rack_source=FakeRacks(RACKS))
+        source = FakeRacks(RACKS)
+        producer = MuteProducer(conf, _inner_factory=fake.factory, _threads=False, _rack_source=source)
         assert conf == before  # the caller's dict is never touched
         assert "partitioner.rack.aware" not in fake.config
         assert fake.config["client.rack"] == "rack-a"
         assert producer.mute_manager.client_rack == "rack-a"
         producer.close(0)
+        assert source.closed  # the admin client goes with the producer
 
     def test_off_by_default(self) -> None:
         fake = FakeInnerProducer({TOPIC: 12}, leader=LEADERS)
@@ -202,3 +208,6 @@ class TestAdminRackSource:
     def test_an_unreachable_cluster_answers_none(self) -> None:
         source = AdminRackSource({"bootstrap.servers": "127.0.0.1:1", "socket.timeout.ms": 100}, timeout_s=0.2)
         assert source.broker_racks() is None
+        assert source._admin is not None
+        source.close()
+        assert source._admin is None
