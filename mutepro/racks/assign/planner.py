@@ -165,9 +165,7 @@ def group_state(scenario: Scenario, *, joined_last: bool | None = None) -> Group
     return GroupState(tuple(members), topics, joined_last)
 
 
-def consumer_protocol_assignment(
-    scenario: Scenario, assignor: str, *, joined_last: bool | None = None
-) -> Assignment:
+def consumer_protocol_assignment(scenario: Scenario, assignor: str, *, joined_last: bool | None = None) -> Assignment:
     """The server-side assignor's assignment as member -> partitions (sorted)."""
     result = server_assign(group_state(scenario, joined_last=joined_last), assignor)
     return {
