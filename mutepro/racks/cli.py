@@ -207,7 +207,12 @@ def placement_command(
     import random
 
     from mutepro.racks.placement import assign_replicas_to_brokers, check_placement
-    from mutepro.racks.striped import KAFKA_VERSION, striped_placement
+    from mutepro.racks.striped import (
+        KAFKA_VERSION,
+        controller_broker_order,
+        registration_order_matters,
+        striped_placement,
+    )
     from mutepro.racks.topics import cluster_racks, create_rack_aware_topic
 
     fenced = _parse_ids(fenced_spec, "--fenced") if fenced_spec else []
@@ -223,13 +228,18 @@ def placement_command(
     if algorithm == "striped":
         if seed is None:
             seed = random.SystemRandom().randrange(-(2**63), 2**63)
-        # the controller walks its HashMap<Integer, ...> of brokers, which yields small ids in ascending order
-        ordered = {b: brokers[b] for b in sorted(brokers)}
+        # the controller walks its HashMap<Integer, ...> of brokers: 1014, 1042, 1140 come out as 1042, 1140,
+        # 1014 (buckets 2, 4, 6 of 16), and that order decides which rack draws which random number
+        ordered = {b: brokers[b] for b in controller_broker_order(brokers)}
         assignment = striped_placement(ordered, partitions, replication_factor, seed=seed, fenced=fenced)
         title = f"striped (KRaft, Kafka {KAFKA_VERSION}), seed {seed}"
+        broker_order: list[int] | None = list(ordered)
+        bucket_mates = registration_order_matters(brokers)
     else:
         assignment = assign_replicas_to_brokers(brokers, partitions, replication_factor, start_index)
         title = f"KIP-36, start index {start_index}"
+        broker_order = None
+        bucket_mates = []
     if create_topic:
         create_rack_aware_topic(
             _admin(_require_bootstrap(bootstrap_servers)),
@@ -255,6 +265,8 @@ def placement_command(
                 "leaders_per_broker": {str(b): c for b, c in check.leaders_per_broker.items()},
                 "leaders_per_rack": dict(check.leaders_per_rack),
                 "replicas_per_broker": {str(b): c for b, c in check.replicas_per_broker.items()},
+                "broker_order": broker_order,
+                "registration_order_assumed": [list(g) for g in bucket_mates],
                 "created": create_topic,
             }
         )
@@ -271,6 +283,13 @@ def placement_command(
         f"leaders per rack {dict(check.leaders_per_rack)}; leader skew {check.leader_skew}, "
         f"replica skew {check.replica_skew}"
     )
+    if bucket_mates:
+        groups = "; ".join(", ".join(str(b) for b in g) for g in bucket_mates)
+        console.print(
+            f"brokers {groups} share a bucket of the controller's broker map, so they reach the placer in the "
+            "order they registered, which mutepro cannot see: the order given is assumed (list them in another "
+            "order in --brokers to see the other outcome)"
+        )
     if create_topic:
         console.print(f"[green]created {create_topic}[/green]")
 

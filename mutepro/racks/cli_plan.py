@@ -3,12 +3,15 @@
 ``--protocol classic`` (default) models the Java client's KIP-881 rack-aware assignors (``range``,
 ``cooperative-sticky``); ``--protocol consumer`` models the new protocol (KIP-848), where Kafka 4.3.1's
 group coordinator assigns with ``uniform`` (default) or ``range`` and ignores racks. The consumer plan also
-prints what the classic protocol would cost for the same group, so the two can be compared.
+prints what the classic protocol would cost for the same group, so the two can be compared. It plans the group
+as it stands (every member already in it) unless ``--joining MEMBER`` (or ``joining: true`` in the scenario)
+names the member joining now.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import click
 from rich.console import Console
@@ -45,8 +48,8 @@ def _render(result: PlanResult, console: Console) -> None:
         console.print(f"{len(result.moving)} partition(s) are revoked first and assigned in the follow-up rebalance")
     if result.alternative is not None:
         console.print(
-            "the coordinator gives a different assignment if a later heartbeat, not the last member's join, "
-            "computes it (group.consumer.assignment.interval.ms); --json shows it as 'alternative'"
+            f"the coordinator gives a different assignment if a later heartbeat, not {result.scenario.joining}'s "
+            "join, computes it (group.consumer.assignment.interval.ms); --json shows it as 'alternative'"
         )
 
 
@@ -81,6 +84,12 @@ def _comparison(result: PlanResult, classic: PlanResult) -> str:
     type=click.Choice(sorted({*ASSIGNORS, *SERVER_ASSIGNORS})),
     help="classic: range (default) or cooperative-sticky; consumer: uniform (default) or range.",
 )
+@click.option(
+    "--joining",
+    metavar="MEMBER",
+    help="consumer: MEMBER (listed last) is joining now and keeps its subscription order as sent; by default "
+    "every member is already in the group (the coordinator sorts their subscriptions).",
+)
 @click.option("--timeout", default=15.0, show_default=True, help="Seconds to wait for the cluster's metadata.")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON instead of a table.")
 def plan_command(
@@ -90,6 +99,7 @@ def plan_command(
     members_spec: str | None,
     protocol: str,
     assignor: str | None,
+    joining: str | None,
     timeout: float,
     as_json: bool,
 ) -> None:
@@ -108,6 +118,8 @@ def plan_command(
             scenario = scenario_from_cluster(bootstrap_servers, topics, members_spec, timeout_s=timeout)
         else:
             raise click.UsageError("give --scenario FILE, or --bootstrap-servers with --topic and --members")
+        if joining is not None:
+            scenario = replace(scenario, joining=joining)
         result = run_plan(scenario, assignor, protocol)
         classic = run_plan(scenario, _CLASSIC_COUNTERPART[assignor]) if protocol == "consumer" else None
     except MuteproError as err:

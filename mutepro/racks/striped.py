@@ -211,6 +211,43 @@ class _RackList:
         return replicas
 
 
+def _integer_hash(broker_id: int) -> int:
+    # Integer.hashCode() is the value itself
+    return broker_id
+
+
+def controller_broker_order(broker_ids: Iterable[int]) -> list[int]:
+    """The order in which a KRaft controller hands its brokers to the placer, for ids registered in this order.
+
+    Kafka 4.3.1's ``ReplicationControlManager.KRaftClusterDescriber.usableBrokers`` asks
+    ``ClusterControlManager.usableBrokers``, which walks ``BrokerHeartbeatManager.brokers``, a
+    ``java.util.HashMap<Integer, BrokerHeartbeatState>`` (``brokers.values().iterator()``, skipping brokers in
+    controlled shutdown). A HashMap iterates bucket by bucket, bucket ``spread(id) & (table size - 1)`` with
+    ``spread(h) = h ^ (h >>> 16)``; the table starts at 16 buckets and doubles past 0.75 load (a 13th broker
+    makes it 32). So ids below the table size come out ascending, larger ones by their low bits.
+
+    Worked example: 1014, 1042 and 1140 in a 16-bucket table land in buckets 6, 2 and 4 (1014 = 63 * 16 + 6),
+    so the placer sees ``[1042, 1140, 1014]``, not ``[1014, 1042, 1140]``. Ids sharing a bucket (e.g. 1 and 17
+    with at most 12 brokers) keep registration order: ``activate()`` fills the map from the broker
+    registrations and a re-registering broker is removed and put back at the end. That history is not
+    observable from outside, so ``broker_ids``' order stands for it (see :func:`registration_order_matters`).
+    """
+    return list(JavaHashSet(_integer_hash, broker_ids))
+
+
+def registration_order_matters(broker_ids: Iterable[int]) -> list[tuple[int, ...]]:
+    """Groups of ids sharing a bucket of the controller's broker ``HashMap``: their order is registration order.
+
+    ``[1, 17, 2]`` gives ``[(1, 17)]`` (buckets 1, 1, 2 of 16); ``[1014, 1042, 1140]`` gives ``[]``.
+    """
+    ids = list(dict.fromkeys(broker_ids))
+    table = JavaHashSet(_integer_hash, ids)
+    buckets: dict[int, list[int]] = {}
+    for broker in ids:
+        buckets.setdefault(table.bucket_of(broker), []).append(broker)
+    return [tuple(group) for group in buckets.values() if len(group) > 1]
+
+
 class StripedReplicaPlacer:
     """The placer, holding its random generator across calls as the controller does.
 

@@ -189,8 +189,11 @@ class TestConsumerProtocolLive:
                 scenario = {
                     "brokers": brokers,
                     "topics": {topic: {"replicas": replicas, "id": str(description.topic_id)}},
+                    # the newest member is joining now; the others are in the group already
                     "members": [
-                        {"id": m, "rack": r, "topics": [topic], "owned": previous.get(m, [])} for m, r in joined
+                        {"id": m, "rack": r, "topics": [topic], "owned": previous.get(m, []),
+                         "joining": m == member_id}
+                        for m, r in joined
                     ],
                 }
                 path = tmp_path / f"step{len(joined)}.json"

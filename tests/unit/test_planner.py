@@ -88,3 +88,60 @@ class TestPlanCommand:
         out = CliRunner().invoke(plan_command, [])
         assert out.exit_code != 0
         assert "--scenario" in out.output
+
+
+MINIMAL = """
+brokers: {1: r1}
+topics:
+  payments.v1: {replicas: [[1]], id: 9x_j_dBjjCYzvO4SWaQ2eQ}
+  BB: {replicas: [[1]], id: YM5kJtF5INTjHA5pJNXxwQ}
+members:
+  - {id: gBy5eZkHnburVOXBKwaQkg, topics: [payments.v1, BB]}
+  - {id: 1yKDgIdrVTy_xqq_WZTEuQ, topics: [BB, payments.v1]%s}
+"""
+
+
+class TestJoiningMember:
+    def _run(self, tmp_path: Path, text: str, *args: str) -> dict[str, object]:
+        path = tmp_path / "minimal.yaml"
+        path.write_text(text)
+        result = CliRunner().invoke(plan_command, ["--scenario", str(path), "--protocol", "consumer", "--json", *args])
+        assert result.exit_code == 0, result.output
+        doc: dict[str, object] = json.loads(result.output)
+        return doc
+
+    def test_existing_group_uses_sorted_subscriptions(self, tmp_path: Path):
+        """The brief's case as a group that stands: Java gives the first member BB-0; no alternative."""
+        doc = self._run(tmp_path, MINIMAL % "")
+        assert doc["target"] == {"gBy5eZkHnburVOXBKwaQkg": ["BB-0"], "1yKDgIdrVTy_xqq_WZTEuQ": ["payments.v1-0"]}
+        assert doc["alternative"] is None
+
+    def test_joining_flag_and_option_agree(self, tmp_path: Path):
+        """joining: true on the last member and --joining name the same joiner."""
+        flagged = self._run(tmp_path, MINIMAL % ", joining: true")
+        option = self._run(tmp_path, MINIMAL % "", "--joining", "1yKDgIdrVTy_xqq_WZTEuQ")
+        assert flagged["target"] == option["target"]
+        assert flagged["target"] == {"gBy5eZkHnburVOXBKwaQkg": ["BB-0"], "1yKDgIdrVTy_xqq_WZTEuQ": ["payments.v1-0"]}
+
+    def test_joiner_not_last_is_refused(self, tmp_path: Path):
+        """A joiner joins after every member in the group: listing it earlier is a named error."""
+        path = tmp_path / "minimal.yaml"
+        path.write_text(MINIMAL % "")
+        result = CliRunner().invoke(
+            plan_command, ["--scenario", str(path), "--protocol", "consumer", "--joining", "gBy5eZkHnburVOXBKwaQkg"]
+        )
+        assert result.exit_code != 0 and "list it last" in result.output
+
+    def test_two_joiners_are_refused(self, tmp_path: Path):
+        """One heartbeat computes an assignment: only one member can be joining."""
+        path = tmp_path / "two.yaml"
+        path.write_text(MINIMAL.replace("BB]}", "BB], joining: true}", 1) % ", joining: true")
+        with pytest.raises(ConfigError, match="mark only"):
+            load_scenario(path)
+
+    def test_joining_must_be_a_boolean(self, tmp_path: Path):
+        """joining: yes-please is refused with the field's name."""
+        path = tmp_path / "bad.yaml"
+        path.write_text(MINIMAL % ", joining: soon")
+        with pytest.raises(ConfigError, match=r"members\[1\]\.joining"):
+            load_scenario(path)

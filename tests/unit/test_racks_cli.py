@@ -29,6 +29,25 @@ class TestPlacementCommand:
         assert result.exit_code == 0, result.output
         assert "rack-aware: yes" in result.output
 
+    def test_striped_uses_the_controller_broker_order(self) -> None:
+        """1014, 1042, 1140 reach the placer as 1042, 1140, 1014 (HashMap buckets 2, 4, 6): Java's replicas."""
+        result = CliRunner().invoke(
+            racks,
+            ["placement", "--brokers", "1014:C#,1042:BB,1140:C#", "--seed", "-7889932286183599930", "-p", "1",
+             "-r", "3", "--json"],
+        )  # fmt: skip
+        assert result.exit_code == 0, result.output
+        doc = json.loads(result.output)
+        assert doc["assignment"] == {"0": [1140, 1042, 1014]}
+        assert doc["broker_order"] == [1042, 1140, 1014]
+        assert doc["registration_order_assumed"] == []
+
+    def test_bucket_mates_are_reported(self) -> None:
+        """1 and 17 share a bucket: the table says the given order stands for registration order."""
+        result = CliRunner().invoke(racks, ["placement", "--brokers", "17:a,1:b,2:c", "--seed", "5", "-p", "1"])
+        assert result.exit_code == 0, result.output
+        assert "brokers 17, 1 share a bucket" in " ".join(result.output.split())
+
     def test_partial_racks_error(self) -> None:
         """Brokers with and without racks fail with the placement error."""
         result = CliRunner().invoke(

@@ -122,3 +122,41 @@ class TestReadmeFigures:
     def test_table(self, rf: int, protocol: str, assignor: str, expected: tuple[int, int, int]) -> None:
         """Cross-rack partitions, bytes and leaders-on-another-rack as the README's table states them."""
         assert self._figures(rf, protocol, assignor) == expected
+
+
+class TestSubscriptionOrder:
+    """Members in the group have their topic names sorted (rebuilt from records); only a joiner keeps its order.
+
+    ``payments.v1`` and ``BB`` share bucket 0 of a 16-bucket HashSet, so the name inserted first is walked first.
+    Vectors printed by Kafka 4.3.1 through KraftHarness (record helper + ConsumerGroupMember.Builder.updateWith).
+    """
+
+    TOPICS = {
+        "payments.v1": GroupTopic("payments.v1", JavaUuid.parse("9x_j_dBjjCYzvO4SWaQ2eQ"), 1),
+        "BB": GroupTopic("BB", JavaUuid.parse("YM5kJtF5INTjHA5pJNXxwQ"), 1),
+    }
+    FIRST = "gBy5eZkHnburVOXBKwaQkg"
+    SECOND = "1yKDgIdrVTy_xqq_WZTEuQ"
+
+    def test_sorted_for_members_in_the_group(self) -> None:
+        """The brief's case: in join order FIRST [payments.v1, BB], SECOND [BB, payments.v1]; Java gives FIRST BB-0."""
+        members = (GroupMember(self.FIRST, ("payments.v1", "BB")), GroupMember(self.SECOND, ("BB", "payments.v1")))
+        expected = {self.FIRST: {"BB": {0}}, self.SECOND: {"payments.v1": {0}}}
+        assert server_assign(GroupState(members, self.TOPICS), "uniform") == expected
+        assert server_assign(GroupState(members, self.TOPICS, joined_last=True), "uniform") == expected
+
+    def test_the_joiner_keeps_the_order_it_sent(self) -> None:
+        """FIRST joins last sending [payments.v1, BB]: it takes payments.v1-0; once in the group, BB-0."""
+        members = (GroupMember(self.SECOND, ("BB", "payments.v1")), GroupMember(self.FIRST, ("payments.v1", "BB")))
+        joining = server_assign(GroupState(members, self.TOPICS, joined_last=True), "uniform")
+        assert joining == {self.SECOND: {"BB": {0}}, self.FIRST: {"payments.v1": {0}}}
+        in_group = server_assign(GroupState(members, self.TOPICS), "uniform")
+        assert in_group == {self.SECOND: {"payments.v1": {0}}, self.FIRST: {"BB": {0}}}
+
+    def test_coordinator_subscription(self) -> None:
+        """String.compareTo order in the group ('B' < 'p'), as sent for the joiner."""
+        from mutepro.racks.assign.server import coordinator_subscription
+
+        member = GroupMember(self.FIRST, ("payments.v1", "BB"))
+        assert coordinator_subscription(member, joining=False) == ["BB", "payments.v1"]
+        assert coordinator_subscription(member, joining=True) == ["payments.v1", "BB"]

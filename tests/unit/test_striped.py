@@ -82,3 +82,68 @@ class TestReadmeFigures:
         brokers = {b: "abc"[b % 3] for b in range(9)}
         skews = [check_placement(striped_placement(brokers, 30, 3, seed=s), brokers).leader_skew for s in range(1000)]
         assert sum(5 <= k <= 10 for k in skews) == 989 and max(skews) == 10
+
+
+class TestControllerBrokerOrder:
+    """The placer sees brokers in the controller's HashMap<Integer, ...> order (BrokerHeartbeatManager.brokers).
+
+    Vectors printed by Kafka 4.3.1's StripedReplicaPlacer over a real BrokerHeartbeatManager (KraftHarness).
+    """
+
+    def test_order_is_bucket_order(self) -> None:
+        """1014, 1042, 1140 land in buckets 6, 2, 4 of 16; ids below the table size stay ascending."""
+        from mutepro.racks.striped import controller_broker_order
+
+        assert controller_broker_order([1014, 1042, 1140]) == [1042, 1140, 1014]
+        assert controller_broker_order([3, 1, 2]) == [1, 2, 3]
+        assert controller_broker_order(range(1001, 1013)) == [1008, 1009, 1010, 1011, 1012, *range(1001, 1008)]
+        # 13 brokers grow the table to 32: 20 (bucket 20) now comes after 1 .. 12
+        assert controller_broker_order([20, *range(1, 13)]) == [*range(1, 13), 20]
+
+    def test_bucket_mates_keep_registration_order(self) -> None:
+        """1 and 17 share bucket 1 of 16: their order is the order given (registration), and it is reported."""
+        from mutepro.racks.striped import controller_broker_order, registration_order_matters
+
+        assert controller_broker_order([17, 1, 2]) == [17, 1, 2]
+        assert controller_broker_order([1, 17, 2]) == [1, 17, 2]
+        assert registration_order_matters([1, 17, 2]) == [(1, 17)]
+        assert registration_order_matters([1014, 1042, 1140]) == []
+
+    def test_minimal_case(self) -> None:
+        """Java places [1140, 1042, 1014]; sorted ids gave [1014, 1042, 1140]."""
+        from mutepro.racks.striped import controller_broker_order
+
+        brokers = {1014: "C#", 1042: "BB", 1140: "C#"}
+        ordered = {b: brokers[b] for b in controller_broker_order(brokers)}
+        assert striped_placement(ordered, 1, 3, seed=-7889932286183599930) == {0: [1140, 1042, 1014]}
+
+    # brokers 1001-1010 on rack1-rack10, 1011 on rack6, 1012 on rack10: "rack6" and "rack10" share a bucket of
+    # the placer's rack HashMap, so which of them draws its random offset first follows the broker order
+    SEED_BROKERS = {**{b: f"rack{b - 1000}" for b in range(1001, 1011)}, 1011: "rack6", 1012: "rack10"}
+    JAVA = {
+        1: "1009 1001 1010|1001 1012 1002|1010 1002 1003|1002 1003 1004|1003 1004 1005|1004 1005 1006",
+        2: "1004 1005 1006|1005 1011 1007|1006 1007 1008|1007 1008 1009|1008 1009 1001|1009 1001 1010",
+        4: "1002 1003 1004|1003 1004 1005|1004 1005 1011|1005 1006 1007|1011 1007 1008|1007 1008 1009",
+        5: "1010 1002 1003|1002 1003 1004|1003 1004 1005|1004 1005 1006|1005 1011 1007|1006 1007 1008",
+        8: "1004 1005 1006|1005 1011 1007|1006 1007 1008|1007 1008 1009|1008 1009 1001|1009 1001 1010",
+        11: "1004 1005 1011|1005 1006 1007|1011 1007 1008|1007 1008 1009|1008 1009 1001|1009 1001 1012",
+        13: "1001 1012 1002|1010 1002 1003|1002 1003 1004|1003 1004 1005|1004 1005 1011|1005 1006 1007",
+        14: "1007 1008 1009|1008 1009 1001|1009 1001 1012|1001 1010 1002|1012 1002 1003|1002 1003 1004",
+        19: "1001 1010 1002|1012 1002 1003|1002 1003 1004|1003 1004 1005|1004 1005 1006|1005 1011 1007",
+        20: "1011 1007 1008|1007 1008 1009|1008 1009 1001|1009 1001 1012|1001 1010 1002|1012 1002 1003",
+    }
+
+    def test_seeds_that_depend_on_the_order(self) -> None:
+        """6 partitions, RF 3, seeds 1-20: 10 seeds place differently in the controller's order, as Java does."""
+        from mutepro.racks.striped import controller_broker_order
+
+        brokers = self.SEED_BROKERS
+        ordered = {b: brokers[b] for b in controller_broker_order(brokers)}
+        differing = []
+        for seed in range(1, 21):
+            placed = striped_placement(ordered, 6, 3, seed=seed)
+            if placed != striped_placement(dict(sorted(brokers.items())), 6, 3, seed=seed):
+                differing.append(seed)
+                expected = [[int(b) for b in p.split()] for p in self.JAVA[seed].split("|")]
+                assert [placed[p] for p in range(6)] == expected, seed
+        assert differing == sorted(self.JAVA)

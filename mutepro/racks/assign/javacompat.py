@@ -113,6 +113,10 @@ class JavaHashSet(Generic[K]):
         self._capacity = new_capacity
         self._buckets = buckets
 
+    def bucket_of(self, item: K) -> int:
+        """The index of the bucket ``item`` falls in at the table's current size."""
+        return self._index(item, self._capacity)
+
     def discard(self, item: K) -> None:
         """Remove ``item`` if present; like Java, the table never shrinks."""
         if item not in self._members:

@@ -125,16 +125,28 @@ class ClusterMetadata:
 
 @dataclass(frozen=True)
 class Scenario:
-    """Everything an assignor needs: the members (in the order the leader got them) and the metadata."""
+    """Everything an assignor needs: the members (in the order the leader got them) and the metadata.
+
+    ``joining`` (consumer protocol only): the id of the member joining now, whose join heartbeat computes the
+    assignment; it must be the last member (members are in join order). None: every member is already in the
+    group, as when planning a group as it stands.
+    """
 
     members: tuple[Member, ...]
     cluster: ClusterMetadata
+    joining: str | None = None
 
     def __post_init__(self) -> None:
         ids = [m.member_id for m in self.members]
         duplicates = sorted({i for i in ids if ids.count(i) > 1})
         if duplicates:
             raise ConfigError(f"members: member_id {duplicates} appears more than once; member ids must be unique")
+        if self.joining is not None and (not ids or ids[-1] != self.joining):
+            where = "is not a member" if self.joining not in ids else f"is listed before {ids[-1]!r}"
+            raise ConfigError(
+                f"joining: member {self.joining!r} {where}; members are in join order, so the member joining "
+                "now is the last one: list it last"
+            )
 
     def member(self, member_id: str) -> Member:
         """The member with this id."""

@@ -10,6 +10,7 @@ Scenario file (YAML or JSON)::
     partition_bytes: {orders-0: 5000}              # optional per-partition estimates
     members:
       - {id: c0, topics: [orders], rack: rack-a, owned: [orders-0], generation: 3, group_instance_id: i0}
+      - {id: c1, topics: [orders], joining: true}  # --protocol consumer: joining now (last); default: in the group
 
 Live: brokers and replica placement come from ``describe_cluster``/``describe_topics``; members come from a
 spec such as ``c0@rack-a,c1@rack-b`` (all subscribing to the given topics).
@@ -48,8 +49,8 @@ class PlanResult:
     assignment: Assignment
     target: Assignment
     moving: Mapping[TopicPartition, str] = field(default_factory=dict)
-    #: consumer protocol only: the coordinator's result when a later heartbeat, not the last member's join,
-    #: computes the assignment (see :class:`GroupState`), if that differs from ``target``
+    #: consumer protocol with a joining member only: the coordinator's result when a later heartbeat, not the
+    #: joiner's own, computes the assignment (see :class:`GroupState`), if that differs from ``target``
     alternative: Assignment | None = None
 
     @property
@@ -105,7 +106,8 @@ def plan(scenario: Scenario, assignor: str = "range", protocol: str = "classic")
 
     ``classic``: the Java client's ``range`` or ``cooperative-sticky`` (rack-aware, KIP-881). ``consumer``
     (KIP-848): the group coordinator's ``uniform`` or ``range`` of Kafka 4.3.1, which ignore racks; a
-    member's ``owned`` partitions are its current target assignment.
+    member's ``owned`` partitions are its current target assignment. Members are in the group (subscriptions
+    as the coordinator stores them, names sorted) except ``scenario.joining``, which keeps the order it lists.
     """
     if protocol == "consumer":
         if assignor not in SERVER_ASSIGNORS:
@@ -114,7 +116,8 @@ def plan(scenario: Scenario, assignor: str = "range", protocol: str = "classic")
                 f"use one of {', '.join(SERVER_ASSIGNORS)}"
             )
         assignment = consumer_protocol_assignment(scenario, assignor)
-        later = consumer_protocol_assignment(scenario, assignor, joined_last=False)
+        # a joiner's assignment may instead come from a later heartbeat, with the joiner already in the group
+        later = consumer_protocol_assignment(scenario, assignor, joined_last=False) if scenario.joining else None
         label = f"{assignor} (consumer protocol, Kafka {SERVER_KAFKA_VERSION} coordinator)"
         return PlanResult(label, scenario, assignment, assignment, {}, None if later == assignment else later)
     if protocol != "classic":
@@ -128,11 +131,14 @@ def plan(scenario: Scenario, assignor: str = "range", protocol: str = "classic")
     raise ConfigError(f"assignor {assignor!r} is not supported; use one of {', '.join(ASSIGNORS)}")
 
 
-def group_state(scenario: Scenario, *, joined_last: bool = True) -> GroupState:
+def group_state(scenario: Scenario, *, joined_last: bool | None = None) -> GroupState:
     """The scenario as the group coordinator sees it: topic ids, subscriptions, current target assignment.
 
-    Members are in join order; ``joined_last`` as in :class:`GroupState`.
+    Members are in join order; ``joined_last`` as in :class:`GroupState`, by default True exactly when the
+    scenario names a ``joining`` member.
     """
+    if joined_last is None:
+        joined_last = scenario.joining is not None
     cluster = scenario.cluster
     topics = {
         name: GroupTopic(
@@ -159,7 +165,7 @@ def group_state(scenario: Scenario, *, joined_last: bool = True) -> GroupState:
     return GroupState(tuple(members), topics, joined_last)
 
 
-def consumer_protocol_assignment(scenario: Scenario, assignor: str, *, joined_last: bool = True) -> Assignment:
+def consumer_protocol_assignment(scenario: Scenario, assignor: str, *, joined_last: bool | None = None) -> Assignment:
     """The server-side assignor's assignment as member -> partitions (sorted)."""
     result = server_assign(group_state(scenario, joined_last=joined_last), assignor)
     return {
@@ -289,10 +295,16 @@ def scenario_from_dict(data: Mapping[str, Any]) -> Scenario:
         if len(raw_members) > MAX_MEMBERS:
             raise ConfigError(f"members lists {len(raw_members)} members; at most {MAX_MEMBERS} are planned")
         members = []
+        joining: list[str] = []
         for index, raw in enumerate(raw_members):
             m = _mapping(raw, f"members[{index}]")
             if "id" not in m:
                 raise ConfigError(f"members[{index}] has no id")
+            flag = m.get("joining", False)
+            if not isinstance(flag, bool):
+                raise ConfigError(f"members[{index}].joining must be true or false, not {flag!r}")
+            if flag:
+                joining.append(str(m["id"]))
             subscribed = m.get("topics") or list(topics)
             owned = tuple(TopicPartition.parse(str(t)) for t in _list(m.get("owned") or [], f"members[{index}].owned"))
             for tp in owned:
@@ -308,11 +320,18 @@ def scenario_from_dict(data: Mapping[str, Any]) -> Scenario:
                     group_instance_id=None if m.get("group_instance_id") is None else str(m["group_instance_id"]),
                 )
             )
+        if len(joining) > 1:
+            raise ConfigError(
+                f"members: {joining} are all marked joining; one heartbeat computes an assignment, so mark only "
+                "the member joining now (the last one); the others are in the group already"
+            )
     except KeyError as err:
         raise ConfigError(f"scenario is missing the field {err.args[0]!r} (need brokers, topics, members)") from err
     except (TypeError, ValueError, AttributeError) as err:
         raise ConfigError(f"scenario is malformed: {err}") from err
-    return Scenario(tuple(members), ClusterMetadata(brokers, topics, partition_bytes, topic_ids))
+    return Scenario(
+        tuple(members), ClusterMetadata(brokers, topics, partition_bytes, topic_ids), joining[0] if joining else None
+    )
 
 
 def load_scenario(path: str | Path) -> Scenario:

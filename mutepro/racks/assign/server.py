@@ -24,6 +24,13 @@ after the last computation is assigned on a later heartbeat, when it is already 
 ``GroupState.joined_last`` says which of the two happened. The two orders differ only when the joiner's id
 shares a ``HashMap`` bucket with an earlier member's (about one join in eight with three members), and
 :func:`mutepro.racks.assign.planner.plan` reports the other outcome as ``alternative`` when they do.
+
+Subscriptions, too, depend on whether a member is in the table. A member in the table was rebuilt from its
+``ConsumerGroupMemberMetadataValue`` record, whose topic names ``newConsumerGroupMemberSubscriptionRecord``
+*sorts* (``Collections.sort``) before the record is written; the joiner's ``ConsumerGroupMember`` is built from
+its heartbeat, as sent. Both become ``new HashSet<>(names)``, and two names sharing a bucket iterate in
+insertion order, so ``[payments.v1, BB]`` and ``[BB, payments.v1]`` can walk their topics differently (see
+:func:`coordinator_subscription`).
 Member ids are drawn by the clients (22-character base64 uuids), so a plan with made-up ids shows a typical
 assignment and its cost, and one with the real ids and the current assignment shows the exact one.
 
@@ -130,13 +137,20 @@ class GroupMember:
 class GroupState:
     """Members in join order and the topics they may subscribe to.
 
-    ``joined_last``: the last member is joining, and its own heartbeat computes the assignment (so it goes
-    into the member map after the others); False when a later heartbeat does, with every member in the table.
+    ``joined_last`` (default False): the last member is joining now and its own join heartbeat computes the
+    assignment, so it goes into the member map after the others and keeps its subscription as it sent it.
+    False: every member is already in the coordinator's member table (a group as it stands, or a joiner whose
+    assignment a later heartbeat computes), each rebuilt from its record with its topic names sorted.
     """
 
     members: tuple[GroupMember, ...]
     topics: Mapping[str, GroupTopic] = field(default_factory=dict)
-    joined_last: bool = True
+    joined_last: bool = False
+
+    @property
+    def joiner(self) -> str | None:
+        """The member id whose join heartbeat computes the assignment, or None when all are in the table."""
+        return self.members[-1].member_id if self.joined_last and self.members else None
 
     def homogeneous(self) -> bool:
         """``ModernGroup.subscriptionType``: homogeneous when every member subscribes to the same names."""
@@ -161,10 +175,30 @@ def _member_order(group: GroupState) -> list[str]:
     return list(JavaHashSet(string_hash, inserted))
 
 
-def _subscribed_ids(member: GroupMember, topics: Mapping[str, GroupTopic]) -> list[JavaUuid]:
-    """``TopicIds`` over ``new HashSet<>(subscribedTopicNames)``: names in HashSet order, unknown ones skipped."""
-    names = JavaHashSet(string_hash, member.topics, capacity_for_copy(len(set(member.topics))))
-    return [topics[n].topic_id for n in names if n in topics]
+def coordinator_subscription(member: GroupMember, *, joining: bool) -> list[str]:
+    """The topic names in the order the coordinator inserts them into the member's ``HashSet``.
+
+    A member already in the group was rebuilt from its subscription record, whose names Kafka 4.3.1's
+    ``GroupCoordinatorRecordHelpers.newConsumerGroupMemberSubscriptionRecord`` sorts (``String.compareTo``),
+    and ``ConsumerGroupMember.Builder.updateWith`` turns into ``new HashSet<>(sorted names)``. Only the
+    joining member's set is built from its heartbeat (``maybeUpdateSubscribedTopicNames``), in the order sent.
+    Worked example: ``[payments.v1, BB]`` as sent stays so for a joiner; in the group it is ``[BB, payments.v1]``.
+    """
+    if joining:
+        return list(member.topics)
+    return sorted(set(member.topics), key=string_key)
+
+
+def _subscribed_ids(member: GroupMember, topics: Mapping[str, GroupTopic], *, joining: bool) -> list[JavaUuid]:
+    """``TopicIds`` over ``new HashSet<>(subscribedTopicNames)``: names in HashSet order, unknown ones skipped.
+
+    The order matters when two names share a bucket: the one inserted first comes first, and which one that
+    is depends on ``joining`` (see :func:`coordinator_subscription`).
+    """
+    names = coordinator_subscription(member, joining=joining)
+    # HashSet(Collection) sizes its table from the collection's size: max(size / .75 + 1, 16)
+    hashed = JavaHashSet(string_hash, names, capacity_for_copy(len(names)))
+    return [topics[n].topic_id for n in hashed if n in topics]
 
 
 def _current(member: GroupMember, ids: Mapping[str, JavaUuid]) -> list[tuple[JavaUuid, list[int]]]:
@@ -225,7 +259,7 @@ def _uniform_homogeneous(group: GroupState) -> dict[str, dict[JavaUuid, set[int]
     members = {m.member_id: m for m in group.members}
     order = _member_order(group)
     ids = _ids(group)
-    first = _subscribed_ids(members[order[0]], group.topics)
+    first = _subscribed_ids(members[order[0]], group.topics, joining=order[0] == group.joiner)
     # new HashSet<>(TopicIds): sized from the name count, filled in name order
     subscribed = list(JavaHashSet(JavaUuid.java_hash, first, capacity_for_copy(len(set(members[order[0]].topics)))))
     if not subscribed:
@@ -360,7 +394,7 @@ class _UniformHeterogeneous:
         self.subscribers: dict[JavaUuid, list[int]] = {}
         self.subscriptions: list[set[JavaUuid]] = []
         for index, member_id in enumerate(self.member_ids):
-            subscribed = _subscribed_ids(self.members[member_id], group.topics)
+            subscribed = _subscribed_ids(self.members[member_id], group.topics, joining=member_id == group.joiner)
             self.subscriptions.append(set(subscribed))
             for tid in subscribed:
                 self.subscribers.setdefault(tid, []).append(index)

@@ -46,6 +46,20 @@ def placement_case(case_id: str, seed: int, steps: Sequence[PlacementStep]) -> d
     }
 
 
+def controller_case(
+    case_id: str, seed: int, brokers: Sequence[UsableBroker], partitions: int, rf: int
+) -> dict[str, Any]:
+    """A placement through a real ``BrokerHeartbeatManager``: ``brokers`` registered in this order."""
+    return {
+        "id": case_id,
+        "kind": "controller",
+        "seed": seed,
+        "partitions": partitions,
+        "rf": rf,
+        "brokers": [{"id": b.id, "rack": b.rack, "fenced": b.fenced} for b in brokers],
+    }
+
+
 def group_case(case_id: str, assignor: str, group: GroupState) -> dict[str, Any]:
     """A group case for the server-side ``assignor`` (``uniform`` or ``range``)."""
     return {
