@@ -284,7 +284,7 @@ def main(argv: list[str] | None = None) -> int:
     result: dict[str, Any] = {"meta": {
         "command": " ".join(["python3", "benchmarks/rack_bench.py", *(argv if argv is not None else sys.argv[1:])]),
         "date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, {_cores()} cores",
-        "confluent_kafka": confluent_kafka.version()[0], "librdkafka": confluent_kafka.libversion()[0],
+        "confluent_kafka": confluent_kafka.__version__, "librdkafka": confluent_kafka.libversion()[0],
         "rf": args.rf, "seconds": args.seconds, "reps": args.reps, "value_bytes": len(VALUE),
         "partitions": PARTITIONS,
     }, "runs": []}  # fmt: skip
