@@ -31,6 +31,8 @@ EXPECTED: dict[str, tuple[tuple[str, ...], bool, bool]] = {
                               r"- same partitions"),
                              False, False),
     "cluster_faults.py": ((r"after resume: 0 undelivered",), False, True),
+    "rack_aware_producer.py": ((r"client.rack rack-a: partitions led in it: \[0, 3\]",
+                                r"unkeyed messages on local leaders: 5000 of 5000"), False, False),
 }
 _TIMEOUT_S = {True: 240, False: 120}
 
