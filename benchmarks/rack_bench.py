@@ -14,9 +14,9 @@ per second, as ratios to the plain client of the same repetition (median and ran
 Stall section: the rack-aware MuteProducer alone, an open loop at ``--rate`` msg/s for ``--stall-seconds`` on a
 topic of RF ``--stall-rf`` (default 1); broker 1 (the producer's rack) is stopped (SIGSTOP) for the middle third.
 With RF 3 on three brokers and acks=all every partition has a follower on the stalled broker and waits for it
-until Kafka drops it from the ISR (``replica.lag.time.max.ms``), whatever the producer does. Per second: messages delivered to the
-local rack and to the others; when rack-a's partitions were muted; every accepted message's final report, and
-the end offsets against the delivered count (nothing lost).
+until Kafka drops it from the ISR (``replica.lag.time.max.ms``), whatever the producer does. Per second: messages
+delivered to the local rack and to the others; when rack-a's partitions were muted; every accepted message's final
+report, and the end offsets against the delivered count (nothing lost).
 
 Java's producer has ``partitioner.rack.aware`` only from the release after 4.3 (KIP-1123); the 4.3.1 jars this
 project runs have no such setting (``ProducerConfig`` in kafka-clients-4.3.1.jar), so there is no Java peer here.
@@ -195,6 +195,7 @@ class Bench:
             self.cluster.resume(1)
         left = producer.flush(60)
         events = _events(producer, topic, t0)
+        counters = producer.counters.as_dict()
         producer.close()
         offsets = self.end_offsets(topic)
         return {
@@ -202,6 +203,7 @@ class Bench:
             "sent": sent, "delivered": reports["delivered"], "failed": reports["failed"], "left": left,
             "buffer_errors": reports["buffer_errors"], "end_offsets_total": sum(offsets.values()),
             "per_second": {str(s): dict(c) for s, c in sorted(per_second.items())}, "events": events,
+            "counters": counters,
         }  # fmt: skip
 
 
