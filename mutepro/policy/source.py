@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import itertools
 import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -48,6 +49,9 @@ _LOADER: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MAX_REPEATED = 250_000
 #: Nesting depth a file may have; real policies are 5 or 6 deep (topics.orders.failure_rate.window.size).
 MAX_DEPTH = 64
+#: Bytes a policy file may have, checked before it is parsed. A policy with 8,000 topic entries, each merging an
+#: anchor and overriding it, is ~0.6 MB; a 50 MB file took PyYAML 107 s before ending in a MemoryError.
+MAX_BYTES = 4 << 20
 
 
 class _Refused(Exception):
@@ -140,17 +144,45 @@ def from_mapping(mapping: Mapping[str, Any], name: str) -> Source:
 
 
 def read_file(path: str | os.PathLike[str]) -> tuple[Source | None, list[PolicyIssue]]:
-    """Read and compose one YAML file; ``(None, issues)`` if it cannot be read or parsed."""
+    """Read and compose one YAML file; ``(None, issues)`` if it cannot be read or parsed.
+
+    Only a regular file of at most :data:`MAX_BYTES` is read: a device (``/dev/zero`` never ends), a FIFO (opening
+    one with no writer blocks forever) or a directory is refused by its type before it is opened, and the size is
+    bounded before anything is parsed.
+    """
     name = os.fspath(path)
     try:
-        with open(name, encoding="utf-8") as handle:
-            text = handle.read()
+        mode = os.stat(name).st_mode
     except FileNotFoundError:
         return None, [_file_issue(name, "an existing YAML file", "no such file", "cannot read the policy file")]
+    except OSError as err:
+        found = type(err).__name__
+        return None, [_file_issue(name, "a readable UTF-8 YAML file", found, f"cannot read the policy file: {err}")]
+    if not stat.S_ISREG(mode):
+        kind = _FILE_KINDS.get(stat.S_IFMT(mode), "not a regular file")
+        return None, [_file_issue(
+            name, "a regular file", kind, f"the policy must be a regular file, not {kind}; write it to a file first"
+        )]
+    try:
+        with open(name, "rb") as handle:
+            data = handle.read(MAX_BYTES + 1)  # +1: over the bound, whatever stat said a moment ago
+        if len(data) > MAX_BYTES:
+            return None, [_file_issue(
+                name, f"at most {MAX_BYTES:,} bytes", "a larger file",
+                f"the policy file is larger than {MAX_BYTES >> 20} MiB; a policy with 8,000 topics is about 0.6 MB "
+                "(use topic patterns for many topics)",
+            )]
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as err:
         found = type(err).__name__
         return None, [_file_issue(name, "a readable UTF-8 YAML file", found, f"cannot read the policy file: {err}")]
     return read_text(text, name)
+
+
+_FILE_KINDS = {
+    stat.S_IFDIR: "a directory", stat.S_IFCHR: "a character device", stat.S_IFBLK: "a block device",
+    stat.S_IFIFO: "a FIFO (named pipe)", stat.S_IFSOCK: "a socket",
+}
 
 
 def read_text(text: str, name: str) -> tuple[Source | None, list[PolicyIssue]]:
@@ -158,6 +190,8 @@ def read_text(text: str, name: str) -> tuple[Source | None, list[PolicyIssue]]:
     try:
         root = yaml.compose(text, Loader=_LOADER)
     except yaml.MarkedYAMLError as err:
+        if "maximum nesting depth" in str(err.problem):  # libyaml's own bound (PyYAML >= 6.0.4 with libyaml)
+            return None, [_file_issue(name, f"at most {MAX_DEPTH} levels of nesting", "deeper nesting", _TOO_DEEP)]
         return None, [_syntax_issue(err, name)]
     except yaml.YAMLError as err:  # pragma: no cover - every PyYAML parse error is a MarkedYAMLError
         return None, [_file_issue(name, "valid YAML", "malformed YAML", f"malformed YAML: {err}")]

@@ -3,12 +3,13 @@ with bounded work; loading stays linear in the number of keys; nothing in a file
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
 
-from mutepro.policy import load_policy
-from mutepro.policy.source import MAX_DEPTH, read_text
+from mutepro.policy import PolicyError, load_policy
+from mutepro.policy.source import MAX_BYTES, MAX_DEPTH, read_file, read_text
 from tests.unit._policy_helpers import issues_of, write
 
 
@@ -120,3 +121,42 @@ class TestLinearLoading:
         policy = load_policy(self._policy(tmp_path, 8000), env={})
         assert policy.for_topic("t7999").slow_call.threshold_ms == 8099
         assert policy.for_topic("t0").keyed_policy == "fail" and len(policy.topics) == 8000
+
+
+@pytest.mark.timeout(30)
+class TestWhatIsRead:
+    """Only a regular file of at most MAX_BYTES is read, and its type and size are checked before any parsing:
+    ``/dev/zero`` never ends, a FIFO with no writer blocks ``open()`` forever, a 50 MB file took 107 s to fail."""
+
+    def test_a_file_over_the_bound_is_refused_before_parsing(self, tmp_path: Path) -> None:
+        big = tmp_path / "big.yaml"
+        with open(big, "wb") as handle:  # sparse: MAX_BYTES + 1 bytes of NUL, which no YAML parser accepts
+            handle.truncate(MAX_BYTES + 1)
+        source, issues = read_file(big)
+        assert source is None and "larger than 4 MiB" in str(issues[0])
+
+    def test_a_file_at_the_bound_is_read(self, tmp_path: Path) -> None:
+        path = tmp_path / "edge.yaml"
+        text = "version: 1\n#" + "x" * (MAX_BYTES - 13) + "\n"
+        path.write_text(text)
+        assert path.stat().st_size == MAX_BYTES
+        source, issues = read_file(path)
+        assert issues == [] and source is not None and source.data == {"version": 1}
+
+    def test_a_character_device_is_refused_by_its_type(self) -> None:
+        source, issues = read_file("/dev/zero")
+        assert source is None and "not a character device" in str(issues[0])
+
+    def test_a_fifo_without_a_writer_is_refused_without_opening_it(self, tmp_path: Path) -> None:
+        fifo = tmp_path / "policy.fifo"
+        os.mkfifo(fifo)
+        source, issues = read_file(fifo)
+        assert source is None and "not a FIFO" in str(issues[0])
+
+    def test_a_directory_is_refused(self, tmp_path: Path) -> None:
+        source, issues = read_file(tmp_path)
+        assert source is None and "not a directory" in str(issues[0])
+
+    def test_load_policy_names_the_file_and_the_fix(self) -> None:
+        with pytest.raises(PolicyError, match=r"/dev/zero.*regular file"):
+            load_policy("/dev/zero")
