@@ -71,7 +71,7 @@ class MuteSerializingProducer(MuteProducer, Generic[K, V]):
     # An instance whose __init__ never ran is closed (MuteProducer._closed): produce() raises before serializing.
     _key_serializer: Any = None
     _value_serializer: Any = None
-    _owned_serdes: list[Any] = []
+    _owned_serdes: list[Any] | None = None
 
     def __init__(self, conf: Mapping[str, Any] | None = None, **kwargs: Any) -> None:
         mine = {k: v for k, v in kwargs.items() if k in _MUTEPRO_KWARGS}
@@ -86,7 +86,7 @@ class MuteSerializingProducer(MuteProducer, Generic[K, V]):
             )
         except BaseException:
             # the producer never came up: nobody else can close the serializers built for it
-            owned, self._owned_serdes = self._owned_serdes, []
+            owned, self._owned_serdes = self._owned_serdes or [], []
             with contextlib.suppress(Exception):  # the construction error is the one the caller needs
                 close_serdes(owned)
             raise
@@ -142,7 +142,12 @@ class MuteSerializingProducer(MuteProducer, Generic[K, V]):
         self._produce_bytes(topic, value_bytes, key_bytes, partition, on_delivery, timestamp, headers)
 
     def _bytes_producer(self) -> Callable[..., None]:
-        # produce_batch() sends its messages unserialized, as SerializingProducer's (the C Producer's) does
+        """What ``produce_batch`` sends with: MuteProducer's produce, unserialized, as ``SerializingProducer``'s
+        ``produce_batch`` (the C Producer's) sends its messages as they are.
+
+        Returns:
+            The bytes ``produce``, ``(topic, value, key, partition, on_delivery, timestamp, headers)``.
+        """
         return self._produce_bytes
 
     def close(self, timeout: float | None = None) -> bool:
@@ -153,7 +158,7 @@ class MuteSerializingProducer(MuteProducer, Generic[K, V]):
         """
         result = super().close(timeout)
         # Only now: the flush inside close() runs delivery callbacks, which may still produce() on this thread.
-        owned, self._owned_serdes = self._owned_serdes, []
+        owned, self._owned_serdes = self._owned_serdes or [], []
         close_serdes(owned)
         return result
 
