@@ -118,6 +118,19 @@ class TestSerialization:
         assert sent.headers == headers
         h.close()
 
+    def test_headers_a_serializer_adds_go_with_the_message(self, accelerate: bool) -> None:
+        """Schema ids in headers (confluent's header_schema_id_serializer appends to ctx.headers): the list the
+        serializers saw is the one produced (as with SerializingProducer)."""
+
+        def with_schema_header(obj: Any, ctx: SerializationContext) -> bytes:
+            ctx.headers.append(("__value_schema_id", b"\x01"))
+            return str(obj).encode()
+
+        h = SerializingHarness(accelerate, conf={"value.serializer": with_schema_header})
+        h.producer.produce(TOPIC, key="k", value="v", partition=2, headers=[("app", b"1")])
+        assert h.fake.sent[0].headers == [("app", b"1"), ("__value_schema_id", b"\x01")]
+        h.close()
+
     def test_key_before_value_positionally_as_serializing_producer(self, accelerate: bool) -> None:
         """produce(topic, key, value, partition, on_delivery, timestamp, headers): SerializingProducer's order."""
         h = SerializingHarness(accelerate)
