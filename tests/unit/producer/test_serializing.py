@@ -327,6 +327,21 @@ class TestConstruction:
         fake.deliver()
         producer.close(1)
 
+    def test_from_policy_takes_the_serializers_from_config(self) -> None:
+        """from_policy: librdkafka settings from the policy's client: block, the serializers from ``config``."""
+        vals = Recorder("v:")
+        fake = FakeInnerProducer({TOPIC: PARTITIONS})
+        producer = MuteSerializingProducer.from_policy(
+            {"client": {"bootstrap.servers": "127.0.0.1:1", "linger.ms": 7}}, config={"value.serializer": vals},
+            _inner_factory=fake.factory, _threads=False,
+        )
+        assert isinstance(producer, MuteSerializingProducer) and fake.config["linger.ms"] == 7
+        assert "value.serializer" not in fake.config
+        producer.produce(TOPIC, value="x", partition=0)
+        assert fake.sent[0].value == b"v:x" and len(vals.calls) == 1
+        fake.deliver()
+        producer.close(1)
+
     def test_a_serializer_and_its_builder_together_are_refused(self) -> None:
         with pytest.raises(ValueError, match=r"Cannot configure both value\.serializer and value\.serializer\.builder"):
             MuteSerializingProducer(
