@@ -449,6 +449,17 @@ def test_produce_batch_sends_the_messages_unserialized() -> None:
     h.close()
 
 
+@pytest.mark.parametrize("accelerate", PATHS)
+def test_the_spark_sinks_rows_go_unserialized_in_their_places(accelerate: bool) -> None:
+    """MuteProducer._produce_rows (the Spark sink's loop) on this subclass sends bytes through the bytes produce:
+    value and key in their places, no serializer called."""
+    h = SerializingHarness(accelerate)
+    assert h.producer._produce_rows(TOPIC, [b"a", b"b"], [b"k1", b"k2"], None, "x-row", "p", 0) == 2
+    assert [(s.value, s.key) for s in h.fake.sent] == [(b"a", b"k1"), (b"b", b"k2")]
+    assert h.keys.calls == [] and h.vals.calls == []
+    h.close()
+
+
 def test_avro_through_a_mock_schema_registry() -> None:
     """confluent-kafka's AvroSerializer (mock:// Schema Registry) as value.serializer: the bytes librdkafka gets
     read back with AvroDeserializer, under the subject the topic's VALUE context names (the default associated
