@@ -1,4 +1,5 @@
 """Run confluent-kafka-python's own producer unit tests against MuteProducer: is it a drop-in?
+(``SerializingProducer``'s against MuteSerializingProducer, in the same runs.)
 
     python benchmarks/conformance.py /path/to/confluent-kafka-python
     python benchmarks/conformance.py CHECKOUT --paths real,c --files tests/test_Producer.py -k produce_batch
@@ -6,10 +7,11 @@
 The same test files run three times, each in a fresh pytest process started in the checkout: with the real
 ``confluent_kafka.Producer`` (``real``), with MuteProducer on its C fast path (``c``) and with MuteProducer on its
 pure-Python path (``pure``, ``MUTEPRO_PURE_PYTHON=1``). The swap is the pytest plugin ``mutepro.testing.dropin``,
-loaded before any test module is imported. The tests need no broker (they point ``bootstrap.servers`` nowhere);
-the ones that do want one fail alike in every run and cancel out. Prints each run's counts and every test whose
-outcome differs from the real run; exits 1 when a test the real client passes does not pass with MuteProducer, is
-not flaky (``--reruns``) and is not in ``KNOWN`` below.
+loaded before any test module is imported; it swaps ``confluent_kafka.SerializingProducer`` for
+MuteSerializingProducer as well. The tests need no broker (they point ``bootstrap.servers`` nowhere); the ones
+that do want one fail alike in every run and cancel out. Prints each run's counts, in all and per file, and every
+test whose outcome differs from the real run; exits 1 when a test the real client passes does not pass with
+MuteProducer, is not flaky (``--reruns``) and is not in ``KNOWN`` below.
 
 The checkout is not part of this repository (the tests are Confluent's): clone it at the tag of the installed
 client (``python -c 'import confluent_kafka; print(confluent_kafka.version())'``). Its tests import
@@ -103,7 +105,7 @@ def parse_junit(path: Path) -> tuple[dict[str, str], dict[str, str]]:
     originals: dict[str, str] = {}
     for case in ET.parse(path).getroot().iter("testcase"):
         original = f"{case.get('classname', '')}::{case.get('name', '')}"  # tests.test_x[.TestClass]::test_y[p]
-        node = original.replace("MuteProducer", "Producer")
+        node = original.replace("MuteSerializingProducer", "SerializingProducer").replace("MuteProducer", "Producer")
         originals[node] = original
         result = "passed"
         for child in case:
@@ -113,6 +115,30 @@ def parse_junit(path: Path) -> tuple[dict[str, str], dict[str, str]]:
                     result = "passed"  # an error in teardown of a passed test (counted apart by pytest)
         outcomes[node] = result
     return outcomes, originals
+
+
+def file_of(test: str, files: list[str]) -> str:
+    """The test file (as given in ``files``) a junit test id belongs to; ``?`` for none."""
+    classname = test.partition("::")[0]
+    for f in files:
+        module = f.removesuffix(".py").replace("/", ".")
+        if classname == module or classname.startswith(module + "."):
+            return f
+    return "?"
+
+
+def per_file(runs: list[Run], files: list[str]) -> list[str]:
+    """One line per test file and run: its counts there, the runs side by side (``SerializingProducer``'s tests sit
+    in ``tests/test_Producer.py``: under ``c``/``pure`` they construct MuteSerializingProducer)."""
+    lines = []
+    for f in files:
+        for run in runs:
+            c = Counter(o for t, o in run.outcomes.items() if file_of(t, files) == f)
+            lines.append(
+                f"{f:<42} {run.name:>5}: {c['passed']:4d} passed {c['failed']:4d} failed {c['error']:3d} errors "
+                f"{c['skipped']:3d} skipped"
+            )
+    return lines
 
 
 def differences(real: Run, other: Run) -> list[tuple[str, str, str]]:
@@ -202,6 +228,8 @@ def main(argv: list[str] | None = None) -> int:
             f"{run.name:>5}: {c['passed']:4d} passed {c['failed']:4d} failed {c['error']:3d} errors "
             f"{c['skipped']:3d} skipped  ({len(run.outcomes)} tests, {run.seconds:.0f} s)"
         )
+    print()
+    print("\n".join(per_file(runs, files)))
     base = next((r for r in runs if r.name == "real"), None)
     if base is None:
         return 0

@@ -4,6 +4,7 @@
 
     producer = MuteProducer({"bootstrap.servers": "..."})          # drop-in for confluent_kafka.Producer
     producer = MuteProducer.from_policy("config/minimal.yaml")     # or from a validated YAML policy
+    producer = MuteSerializingProducer({..., "value.serializer": s})  # drop-in for SerializingProducer
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from mutepro.policy import (
     WindowConfig,
     load_policy,
 )
-from mutepro.producer import MuteProducer, ProducerCounters
+from mutepro.producer import MuteProducer, MuteSerializingProducer, ProducerCounters
 
 __version__ = "0.1.0"
 
@@ -58,6 +59,7 @@ __all__ = [
     "MuteEventKind",
     "MuteProducer",
     "MuteReason",
+    "MuteSerializingProducer",
     "MuteView",
     "MuteproError",
     "MutingPartitioner",

@@ -460,7 +460,7 @@ class MuteProducer(ClientPassthrough, MuteproApi):
         room for (see :mod:`mutepro.producer.rows`); in C on the fast path (``FastPath.produce_rows``)."""
         if self._fast is not None and type(self).produce is MuteProducer.produce:
             return int(self._fast.produce_rows(topic, values, keys, fixed, name, prefix, first, begin))
-        return produce_rows(self.produce, topic, values, keys, fixed, name, prefix, first, begin)
+        return produce_rows(self._bytes_producer(), topic, values, keys, fixed, name, prefix, first, begin)
 
     @property
     def _stragglers(self) -> int:

@@ -1,4 +1,5 @@
-"""pytest plugin: run a test suite with ``confluent_kafka.Producer`` replaced by :class:`~mutepro.MuteProducer`.
+"""pytest plugin: run a test suite with ``confluent_kafka.Producer`` replaced by :class:`~mutepro.MuteProducer`
+(and ``confluent_kafka.SerializingProducer`` by :class:`~mutepro.MuteSerializingProducer`).
 
     python -m pytest -p mutepro.testing.dropin tests/                          # the C fast path (when built)
     MUTEPRO_PURE_PYTHON=1 python -m pytest -p mutepro.testing.dropin tests/    # the pure-Python path
@@ -27,9 +28,10 @@ import sys
 import confluent_kafka
 import pytest
 
-from mutepro.producer import MuteProducer, accel
+from mutepro.producer import MuteProducer, MuteSerializingProducer, accel
 
 _ORIGINAL = confluent_kafka.Producer
+_ORIGINAL_SERIALIZING = confluent_kafka.SerializingProducer
 _LATE = ("confluent_kafka.avro", "confluent_kafka.aio")
 
 
@@ -46,6 +48,17 @@ def install() -> None:
 def uninstall() -> None:
     """Put the real ``confluent_kafka.Producer`` back."""
     confluent_kafka.Producer = _ORIGINAL  # type: ignore[misc]
+
+
+def install_serializing() -> None:
+    """Make ``confluent_kafka.SerializingProducer`` MuteSerializingProducer (idempotent). The real one subclasses
+    the C class itself, so swapping ``Producer`` alone never reaches it."""
+    confluent_kafka.SerializingProducer = MuteSerializingProducer  # type: ignore[misc,assignment]
+
+
+def uninstall_serializing() -> None:
+    """Put the real ``confluent_kafka.SerializingProducer`` back."""
+    confluent_kafka.SerializingProducer = _ORIGINAL_SERIALIZING  # type: ignore[misc]
 
 
 def _wanted() -> str:
@@ -69,16 +82,21 @@ def pytest_configure(config: pytest.Config) -> None:
             stacklevel=2,
         )
     install()
+    install_serializing()
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
     uninstall()
+    uninstall_serializing()
 
 
 def pytest_report_header(config: pytest.Config) -> str:
     if _wanted() == "real":
         return "confluent_kafka.Producer: the real one (mutepro.testing.dropin swaps nothing)"
-    return f"confluent_kafka.Producer -> mutepro.MuteProducer ({active_path()} path)"
+    return (
+        f"confluent_kafka.Producer -> mutepro.MuteProducer, SerializingProducer -> mutepro.MuteSerializingProducer "
+        f"({active_path()} path)"
+    )
 
 
 @pytest.hookimpl(wrapper=True)

@@ -13,7 +13,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-from conformance import Run, differences, node_id, parse_junit
+from conformance import Run, differences, file_of, node_id, parse_junit, per_file
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -61,19 +61,41 @@ class TestReport:
         ]
 
 
+    def test_counts_per_file_put_the_runs_side_by_side(self) -> None:
+        """Each file's counts per run; a test id is filed under the file its module (or class in it) names."""
+        files = ["tests/test_Producer.py", "tests/test_misc.py"]
+        assert file_of("tests.test_Producer::test_a", files) == "tests/test_Producer.py"
+        assert file_of("tests.test_Producer.TestX::test_b", files) == "tests/test_Producer.py"
+        assert file_of("tests.test_ProducerX::test_c", files) == "?"
+        real = Run("real", {"tests.test_Producer::a": "passed", "tests.test_misc::b": "failed"}, 1.0, 0, {})
+        mute = Run("c", {"tests.test_Producer::a": "passed", "tests.test_misc::b": "passed"}, 1.0, 0, {})
+        lines = per_file([real, mute], files)
+        assert len(lines) == 4 and lines[0].startswith("tests/test_Producer.py") and "real:    1 passed" in lines[0]
+        assert "c:    1 passed    0 failed" in lines[3] and "real:    0 passed    1 failed" in lines[2]
+
+    def test_a_serializing_parameter_id_is_compared_with_the_real_name(self, tmp_path: Path) -> None:
+        path = tmp_path / "r.xml"
+        path.write_text(JUNIT.replace("test_basic_api", "test_s[MuteSerializingProducer]"))
+        outcomes, _ = parse_junit(path)
+        assert "tests.test_Producer::test_s[SerializingProducer]" in outcomes
+
+
 class TestDropinPlugin:
     @pytest.mark.parametrize("wanted", ["real", "mute"])
     def test_swaps_producer_before_test_modules_import_it(self, tmp_path: Path, wanted: str) -> None:
-        """-p mutepro.testing.dropin makes `from confluent_kafka import Producer` MuteProducer (not when real)."""
+        """-p mutepro.testing.dropin makes `from confluent_kafka import Producer` MuteProducer and SerializingProducer
+        MuteSerializingProducer (neither when real)."""
         expected = "cimpl.Producer" if wanted == "real" else "MuteProducer"
+        serializing = "SerializingProducer" if wanted == "real" else "MuteSerializingProducer"
         (tmp_path / "test_swap.py").write_text(
             textwrap.dedent(
                 f"""
                 import signal
-                from confluent_kafka import Producer
+                from confluent_kafka import Producer, SerializingProducer
 
                 def test_class():
                     assert Producer.__name__ == {expected.split(".")[-1]!r}
+                    assert SerializingProducer.__name__ == {serializing!r}
 
                 def test_stray_sigint_fails_only_this_test():
                     signal.raise_signal(signal.SIGINT)
