@@ -1378,11 +1378,11 @@ static PyObject *FastPath_produce(FastPath *fp, PyObject *const *args, size_t na
         return slow(fp, args, nargsf, kwnames);
     /* partition=p (0 <= p < the topic's partitions) goes as given, as the Python path sends it (kind EXPLICIT:
      * never moved, not even to or from a muted partition); -1 is "choose for me"; anything else (another
-     * negative, too large, not an int) goes to Python, which passes it to librdkafka for the plain client's error.
+     * negative, too large, not an int, None) goes to Python, which raises the plain client's error for it.
      * Why in C: a job writing its own partitions (partition=n % P) ran at 0.46x the plain client through Python. */
     long explicit_p = -1;
     /* -1 (a cached small int: the same object wherever it comes from) is the common explicit "choose for me" */
-    if (partition != NULL && partition != Py_None && partition != MINUS_ONE) {
+    if (partition != NULL && partition != MINUS_ONE) {
         if (!PyLong_CheckExact(partition))
             return slow(fp, args, nargsf, kwnames);
         explicit_p = PyLong_AsLong(partition);

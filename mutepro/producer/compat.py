@@ -31,6 +31,19 @@ def closed_error() -> RuntimeError:
     return RuntimeError(CLOSED)
 
 
+def check_timeout(timeout: object) -> None:
+    """``poll(timeout)`` / ``flush(timeout)``: a real number, as the plain client's argument parser insists
+    (``poll(None)`` there is ``TypeError: must be real number, not NoneType``; -1 is the way to say forever)."""
+    if not isinstance(timeout, int | float):
+        raise TypeError(f"must be real number, not {type(timeout).__name__}")
+
+
+def check_partition(partition: object) -> None:
+    """``produce(partition=...)``: an integer, as the plain client requires (-1: the partitioner's choice)."""
+    if not isinstance(partition, int):
+        raise TypeError(f"'{type(partition).__name__}' object cannot be interpreted as an integer")
+
+
 def config_from_args(config: Any, kwargs: Mapping[str, Any]) -> dict[str, Any]:
     """The librdkafka config of ``Producer(conf)``, ``Producer(**conf)`` or ``Producer(conf, key=value)``.
 

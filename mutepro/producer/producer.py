@@ -323,8 +323,8 @@ class MuteProducer(ClientPassthrough, MuteproApi):
         return reason
 
     @compat.surfaces_interrupts
-    def poll(self, timeout: float | None = -1) -> int:
-        """Serve queued delivery reports and callbacks; wait up to ``timeout`` s (-1/None: forever) for one.
+    def poll(self, timeout: float = -1) -> int:
+        """Serve queued delivery reports and callbacks; wait up to ``timeout`` s (-1: forever) for one.
 
         From inside a callback that a poll()/flush() of this producer is running on the same thread, it serves
         nothing and returns 0 at once: the enclosing call runs the next callbacks, in order. (The plain client
@@ -332,6 +332,7 @@ class MuteProducer(ClientPassthrough, MuteproApi):
         """
         if self._closed:
             raise compat.closed_error()
+        compat.check_timeout(timeout)
         if self._driver_error is not None:  # checked inline: poll() is per message in the README loop
             self._raise_driver_error()
         if self._serving.nested():
@@ -339,12 +340,13 @@ class MuteProducer(ClientPassthrough, MuteproApi):
         return self._serving.poll(timeout)
 
     @compat.surfaces_interrupts
-    def flush(self, timeout: float | None = -1) -> int:
+    def flush(self, timeout: float = -1) -> int:
         """Wait until every message (held ones too) has its final report and its callback ran; returns how many
-        are still outstanding when ``timeout`` (-1/None: forever) runs out."""
+        are still outstanding when ``timeout`` (-1: forever) runs out."""
         if self._closed:
             raise compat.closed_error()
-        deadline = None if timeout is None or timeout < 0 else time.monotonic() + timeout
+        compat.check_timeout(timeout)
+        deadline = None if timeout < 0 else time.monotonic() + timeout
         if self._serving.nested():
             # Called from a callback that this thread's poll()/flush() is running: the reports still to come are
             # delivered by that enclosing call after the callback returns, so waiting here could never end.

@@ -42,6 +42,7 @@ class SlowPath:
             raise TypeError(f"topic must be a str, got {type(topic).__name__}")
         if self.closed:
             raise compat.closed_error()
+        compat.check_partition(partition)
         core = self._core
         if snap is None:
             # Metadata not known yet: the driver thread loads it in the background; meanwhile librdkafka

@@ -1052,7 +1052,7 @@ class TestPurgeSink:
         kind, msg), enqueued = now - latency; on_report is not called."""
         rig = Rig()
         cb = print
-        rig.fast.produce("t", b"v", partition=None, on_delivery=cb)
+        rig.fast.produce("t", b"v", partition=-1, on_delivery=cb)
         p, reporter = rig.inner.calls[-1][3], rig.inner.calls[-1][4]
         sink: list[Any] = []
         rig.fast.purge_sink = sink

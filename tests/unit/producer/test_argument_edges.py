@@ -1,0 +1,34 @@
+"""Arguments the plain ``confluent_kafka.Producer`` refuses are refused the same way, on both paths."""
+
+from __future__ import annotations
+
+import pytest
+from _producer_fakes import PATHS, TOPIC, Harness
+from confluent_kafka import Producer
+
+
+@pytest.mark.parametrize("accelerate", PATHS)
+class TestLikeThePlainClient:
+    def test_partition_none_is_a_type_error(self, accelerate: bool) -> None:
+        h = Harness(accelerate)
+        with pytest.raises(TypeError, match="'NoneType' object cannot be interpreted as an integer"):
+            h.producer.produce(TOPIC, b"v", partition=None)  # type: ignore[arg-type]
+        assert h.fake.sent == []
+        h.close()
+
+    @pytest.mark.parametrize("call", ["poll", "flush"])
+    def test_a_none_timeout_is_a_type_error_not_forever(self, accelerate: bool, call: str) -> None:
+        h = Harness(accelerate)
+        with pytest.raises(TypeError, match="must be real number, not NoneType"):
+            getattr(h.producer, call)(None)
+        h.close()
+
+
+@pytest.mark.parametrize("call", ["poll", "flush"])
+def test_the_plain_client_says_the_same(call: str) -> None:
+    """The reference: what confluent_kafka.Producer raises for the same calls (no broker needed)."""
+    plain = Producer({"bootstrap.servers": "127.0.0.1:1"})
+    with pytest.raises(TypeError, match="must be real number, not NoneType"):
+        getattr(plain, call)(None)
+    with pytest.raises(TypeError, match="'NoneType' object cannot be interpreted as an integer"):
+        plain.produce(TOPIC, b"v", partition=None)
