@@ -13,6 +13,7 @@ wrapped, not replaced: the original still decides the outcome (``set_result(msg)
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable
 from typing import Any
 
@@ -52,11 +53,9 @@ def on_loop_of(future: asyncio.Future[Any], callback: DeliveryCallback) -> Deliv
         if running is loop:
             callback(err, msg)
             return
-        try:
+        # RuntimeError: the loop is closed, nothing can await this future any more. The message's fate is settled
+        # in librdkafka either way; only the notification has no one left to reach.
+        with contextlib.suppress(RuntimeError):
             loop.call_soon_threadsafe(callback, err, msg)
-        except RuntimeError:
-            # The loop is closed: nothing can await this future any more. The message's fate is settled in
-            # librdkafka either way; only the notification has no one left to reach.
-            pass
 
     return run_on_loop

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from confluent_kafka.aio import AIOProducer as _ConfluentAIOProducer
@@ -91,7 +91,8 @@ class AIOProducer(_ConfluentAIOProducer):
         self._producer_closed = False
         conf = dict(producer_conf)  # confluent-kafka's class wraps the callbacks in the caller's own dict
         _common.wrap_common_callbacks(self._loop, conf)
-        factory = producer_factory if producer_factory is not None else MuteProducer
+        # MuteProducer's many typed keyword arguments do not match the protocol's **Any: called as plain callables
+        factory: Callable[..., Any] = producer_factory if producer_factory is not None else MuteProducer
         try:
             self._producer = factory(conf, **mute_options)
         except BaseException:

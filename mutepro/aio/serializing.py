@@ -78,4 +78,4 @@ class AsyncSerializingProducer(_ConfluentAsyncSerializingProducer[K, V], AIOProd
     # confluent-kafka's class is @asyncinit: its __new__ (inherited here) returns a coroutine that awaits
     # __init__. Assigned rather than written `async def __init__` so type checkers accept it, as confluent-kafka
     # does.
-    __init__ = __init_impl  # type: ignore[assignment]
+    __init__ = __init_impl
