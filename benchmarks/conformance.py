@@ -11,6 +11,10 @@ the ones that do want one fail alike in every run and cancel out. Prints each ru
 outcome differs from the real run; exits 1 when a test the real client passes does not pass with MuteProducer, is
 not flaky (``--reruns``) and is not in ``KNOWN`` below.
 
+A fourth run, ``aio``, runs confluent-kafka's asyncio producer tests (``AIO_FILES``) against mutepro.aio's
+classes instead of confluent-kafka's: a copy of those files with their imports pointed at ``mutepro.aio`` (see
+``AIO_REWRITES``), run with the swap in place, compared test by test with the real run of the same files.
+
 The checkout is not part of this repository (the tests are Confluent's): clone it at the tag of the installed
 client (``python -c 'import confluent_kafka; print(confluent_kafka.version())'``). Its tests import
 ``confluent_kafka.avro`` and the schema-registry helpers, so the interpreter running them needs the client's test
@@ -22,6 +26,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
+import shutil
 import subprocess
 import sys
 import time
@@ -55,7 +61,43 @@ RUNS = {
     "real": {"MUTEPRO_DROPIN_PATH": "real"},
     "c": {"MUTEPRO_DROPIN_PATH": "c"},
     "pure": {"MUTEPRO_DROPIN_PATH": "pure", "MUTEPRO_PURE_PYTHON": "1"},
+    # mutepro.aio's classes (see aio_run), over MuteProducer on whichever path is built
+    "aio": {"MUTEPRO_DROPIN_PATH": ""},
 }
+
+#: confluent-kafka's asyncio producer tests, run once more against mutepro.aio's classes (the ``aio`` run).
+AIO_FILES = (
+    "tests/test_AIOProducer.py",
+    "tests/test_kafka_batch_executor.py",
+    "tests/test_producer_batch_processor.py",
+    "tests/test_buffer_timeout_manager.py",
+)
+
+#: How a copy of an AIO_FILES test is pointed at mutepro.aio: ``re.sub`` (pattern, replacement) pairs.
+#: The batch executor and the buffer-timeout manager are confluent-kafka's own classes, reused unchanged by
+#: mutepro.aio.AIOProducer (imported from there, to test what it uses). The one patch target rewritten is how the
+#: inner producer is built: confluent-kafka's class calls ``confluent_kafka.Producer``, mutepro's calls its
+#: documented factory default, the name ``mutepro.aio.producer.MuteProducer``. ``_AIOProducer._common`` stays:
+#: the methods mutepro's class inherits look it up there.
+AIO_REWRITES = (
+    (r"from confluent_kafka\.aio\.producer\._AIOProducer import AIOProducer\b", "from mutepro.aio import AIOProducer"),
+    (
+        r"from confluent_kafka\.aio\.producer\._producer_batch_processor import ProducerBatchManager(?: as (\w+))?",
+        lambda m: f"from mutepro.aio.batching import LoopSafeBatchManager as {m[1] or 'ProducerBatchManager'}",
+    ),
+    (
+        r"from confluent_kafka\.aio\.producer\._kafka_batch_executor import ProducerBatchExecutor\b",
+        "from mutepro.aio.producer import ProducerBatchExecutor",
+    ),
+    (
+        r"from confluent_kafka\.aio\.producer\._buffer_timeout_manager import BufferTimeoutManager\b",
+        "from mutepro.aio.producer import BufferTimeoutManager",
+    ),
+    (
+        r"(['\"])confluent_kafka\.aio\.producer\._AIOProducer\.confluent_kafka\.Producer\1",
+        r"\1mutepro.aio.producer.MuteProducer\1",
+    ),
+)
 
 
 @dataclass
@@ -68,6 +110,8 @@ class Run:
     returncode: int
     #: test id as compared -> pytest's own id in this run (where a parameter id names the class under test)
     originals: dict[str, str]
+    #: where it ran (the checkout, or the aio run's rewritten copy)
+    cwd: Path | None = None
 
     def counts(self) -> Counter[str]:
         return Counter(self.outcomes.values())
@@ -92,7 +136,7 @@ def run_pytest(
     if not junit.exists():
         raise SystemExit(f"{name}: pytest wrote no report (exit {proc.returncode}); see {out}/conformance-{name}.log")
     outcomes, originals = parse_junit(junit)
-    return Run(name, outcomes, seconds, proc.returncode, originals)
+    return Run(name, outcomes, seconds, proc.returncode, originals, checkout)
 
 
 def parse_junit(path: Path) -> tuple[dict[str, str], dict[str, str]]:
@@ -157,18 +201,66 @@ def confirm(
             wanted = [node_id(originals[t], files) for t in mine]
             if not wanted:
                 continue
-            run = run_pytest(f"{name}-rerun{attempt + 1}", checkout, wanted, args.python, extra, args.out, env_of=name)
+            where = runs[name].cwd or checkout
+            run = run_pytest(f"{name}-rerun{attempt + 1}", where, wanted, args.python, extra, args.out, env_of=name)
             for test in mine:
                 if test in seen.get(name, {}) and test in run.outcomes:
                     seen[name][test].add(run.outcomes[test])
     return seen
 
 
+def aio_run(checkout: Path, files: list[str], python: str, extra: list[str], out: Path) -> Run:
+    """The ``aio`` run: the AIO_FILES among ``files``, rewritten by :func:`write_aio_variant`, run in the copy."""
+    wanted = [f for f in AIO_FILES if f in files]
+    return run_pytest("aio", write_aio_variant(checkout, wanted, out / "aio-checkout"), wanted, python, extra, out)
+
+
+def write_aio_variant(checkout: Path, files: list[str], variant: Path) -> Path:
+    """Copy ``files`` with AIO_REWRITES applied into ``variant`` (same relative paths, so test ids match the real
+    run's), with the checkout's ``pyproject.toml`` for its pytest settings (``asyncio_mode``); returns ``variant``.
+    A file none of the rewrites touched would test confluent-kafka's classes again: refused."""
+    (variant / "tests").mkdir(parents=True, exist_ok=True)
+    (variant / "tests" / "__init__.py").write_text("")
+    if (checkout / "pyproject.toml").exists():
+        shutil.copy(checkout / "pyproject.toml", variant / "pyproject.toml")
+    for f in files:
+        text = (checkout / f).read_text()
+        for pattern, replacement in AIO_REWRITES:
+            text = re.sub(pattern, replacement, text)
+        if "mutepro.aio" not in text:
+            raise SystemExit(f"aio: {f} imports none of confluent-kafka's asyncio producer classes AIO_REWRITES knows")
+        (variant / f).write_text(text)
+    return variant
+
+
+def base_for(run: Run, base: Run, files: list[str]) -> Run:
+    """What ``run`` is compared with: the real run, only its AIO_FILES tests for the ``aio`` run."""
+    if run.name != "aio":
+        return base
+    modules = tuple(f.removesuffix(".py").replace("/", ".") for f in AIO_FILES)
+    kept = {t: o for t, o in base.outcomes.items() if t.split("::")[0].startswith(modules)}
+    return Run(base.name, kept, base.seconds, base.returncode, base.originals, base.cwd)
+
+
+def print_per_file(runs: list[Run], files: list[str]) -> None:
+    """passed/failed/error/skipped of every run, file by file."""
+    print("\nper file (passed/failed/error/skipped):")
+    for f in files:
+        module = f.removesuffix(".py").replace("/", ".")
+        cells = []
+        for run in runs:
+            c = Counter(o for t, o in run.outcomes.items() if t.split("::")[0] in (module,) or
+                        t.split("::")[0].startswith(module + "."))
+            if sum(c.values()):
+                cells.append(f"{run.name} {c['passed']}/{c['failed']}/{c['error']}/{c['skipped']}")
+        print(f"  {f}: {'  '.join(cells) or 'no tests'}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("checkout", type=Path, help="a confluent-kafka-python checkout (the directory holding tests/)")
     parser.add_argument("--files", nargs="+", default=list(DEFAULT_FILES), help="test files, relative to the checkout")
-    parser.add_argument("--paths", default="real,c,pure", help="comma list of runs: real, c, pure")
+    parser.add_argument("--paths", default="real,c,pure,aio", help="comma list of runs: real, c, pure, aio")
     parser.add_argument("--python", default=sys.executable, help="interpreter with pytest and the client's test deps")
     parser.add_argument("--reruns", type=int, default=2, help="re-runs of each differing test (flakiness check)")
     parser.add_argument("--timeout", type=int, default=120, help="per-test timeout in s (pytest-timeout)")
@@ -194,7 +286,13 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     extra = [f"--timeout={args.timeout}"] + (["-k", args.keyword] if args.keyword else [])
 
-    runs = [run_pytest(name, checkout, files, args.python, extra, args.out) for name in names]
+    if "aio" in names:  # the real run covers every file the aio run does
+        files += [f for f in AIO_FILES if f not in files and (checkout / f).exists()]
+    runs = [
+        aio_run(checkout, files, args.python, extra, args.out) if name == "aio"
+        else run_pytest(name, checkout, files, args.python, extra, args.out)
+        for name in names
+    ]
     print()
     for run in runs:
         c = run.counts()
@@ -202,10 +300,11 @@ def main(argv: list[str] | None = None) -> int:
             f"{run.name:>5}: {c['passed']:4d} passed {c['failed']:4d} failed {c['error']:3d} errors "
             f"{c['skipped']:3d} skipped  ({len(run.outcomes)} tests, {run.seconds:.0f} s)"
         )
+    print_per_file(runs, files)
     base = next((r for r in runs if r.name == "real"), None)
     if base is None:
         return 0
-    diffs = {run.name: differences(base, run) for run in runs if run is not base}
+    diffs = {run.name: differences(base_for(run, base, files), run) for run in runs if run is not base}
     seen = confirm(diffs, {r.name: r for r in runs}, checkout, files, args, extra)
     unexpected = 0
     for name, rows in diffs.items():

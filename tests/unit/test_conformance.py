@@ -13,7 +13,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-from conformance import Run, differences, node_id, parse_junit
+from conformance import Run, base_for, differences, node_id, parse_junit, write_aio_variant
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -59,6 +59,38 @@ class TestReport:
         assert differences(real, other) == [
             ("b", "failed", "passed"), ("c", "passed", "missing"), ("d", "missing", "skipped")
         ]
+
+
+class TestAioRun:
+    def test_the_copies_import_mutepro_aio_and_patch_its_factory(self, tmp_path: Path) -> None:
+        """Each confluent-kafka class import and the inner-producer patch target point at mutepro.aio; `as` names
+        and the `_common` patch (the inherited methods' module) stay."""
+        checkout = tmp_path / "ckp"
+        (checkout / "tests").mkdir(parents=True)
+        (checkout / "tests" / "test_AIOProducer.py").write_text(textwrap.dedent("""\
+            from confluent_kafka.aio.producer._AIOProducer import AIOProducer
+            from confluent_kafka.aio.producer._producer_batch_processor import ProducerBatchManager as P
+            from confluent_kafka.aio.producer._kafka_batch_executor import ProducerBatchExecutor as E
+            patch('confluent_kafka.aio.producer._AIOProducer.confluent_kafka.Producer')
+            patch('confluent_kafka.aio.producer._AIOProducer._common')
+        """))
+        (checkout / "tests" / "test_other.py").write_text("import confluent_kafka\n")
+        variant = write_aio_variant(checkout, ["tests/test_AIOProducer.py"], tmp_path / "v")
+        assert (variant / "tests" / "test_AIOProducer.py").read_text().splitlines() == [
+            "from mutepro.aio import AIOProducer",
+            "from mutepro.aio.batching import LoopSafeBatchManager as P",
+            "from mutepro.aio.producer import ProducerBatchExecutor as E",
+            "patch('mutepro.aio.producer.MuteProducer')",
+            "patch('confluent_kafka.aio.producer._AIOProducer._common')",
+        ]
+        with pytest.raises(SystemExit, match=r"test_other\.py"):
+            write_aio_variant(checkout, ["tests/test_other.py"], tmp_path / "v")
+
+    def test_the_aio_run_is_compared_with_the_real_run_of_its_files_only(self) -> None:
+        real = Run("real", {"tests.test_AIOProducer.T::a": "passed", "tests.test_Producer::b": "passed"}, 1.0, 0, {})
+        aio = Run("aio", {"tests.test_AIOProducer.T::a": "failed"}, 1.0, 0, {})
+        assert differences(base_for(aio, real, []), aio) == [("tests.test_AIOProducer.T::a", "passed", "failed")]
+        assert base_for(Run("c", {}, 1.0, 0, {}), real, []) is real
 
 
 class TestDropinPlugin:
