@@ -215,6 +215,15 @@ def aio_run(checkout: Path, files: list[str], python: str, extra: list[str], out
     return run_pytest("aio", write_aio_variant(checkout, wanted, out / "aio-checkout"), wanted, python, extra, out)
 
 
+def with_aio_files(files: list[str], checkout: Path) -> list[str]:
+    """``files`` plus the AIO_FILES it lacks (the real run must cover every file the aio run does), put before
+    ``tests/test_kafka_error.py``, which ends the session (see DEFAULT_FILES)."""
+    extra = [f for f in AIO_FILES if f not in files and (checkout / f).exists()]
+    last = "tests/test_kafka_error.py"
+    at = files.index(last) if last in files else len(files)
+    return [*files[:at], *extra, *files[at:]]
+
+
 def write_aio_variant(checkout: Path, files: list[str], variant: Path) -> Path:
     """Copy ``files`` with AIO_REWRITES applied into ``variant`` (same relative paths, so test ids match the real
     run's), with the checkout's ``pyproject.toml`` for its pytest settings (``asyncio_mode``); returns ``variant``.
@@ -286,8 +295,8 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     extra = [f"--timeout={args.timeout}"] + (["-k", args.keyword] if args.keyword else [])
 
-    if "aio" in names:  # the real run covers every file the aio run does
-        files += [f for f in AIO_FILES if f not in files and (checkout / f).exists()]
+    if "aio" in names:
+        files = with_aio_files(files, checkout)
     runs = [
         aio_run(checkout, files, args.python, extra, args.out) if name == "aio"
         else run_pytest(name, checkout, files, args.python, extra, args.out)

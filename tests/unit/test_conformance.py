@@ -13,7 +13,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-from conformance import Run, base_for, differences, node_id, parse_junit, write_aio_variant
+from conformance import Run, base_for, differences, node_id, parse_junit, with_aio_files, write_aio_variant
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -85,6 +85,16 @@ class TestAioRun:
         ]
         with pytest.raises(SystemExit, match=r"test_other\.py"):
             write_aio_variant(checkout, ["tests/test_other.py"], tmp_path / "v")
+
+    def test_the_aio_files_join_the_real_run_before_the_file_that_ends_it(self, tmp_path: Path) -> None:
+        (tmp_path / "tests").mkdir()
+        for name in ("test_AIOProducer.py", "test_buffer_timeout_manager.py"):
+            (tmp_path / "tests" / name).write_text("")
+        files = ["tests/test_Producer.py", "tests/test_AIOProducer.py", "tests/test_kafka_error.py"]
+        assert with_aio_files(files, tmp_path) == [
+            "tests/test_Producer.py", "tests/test_AIOProducer.py", "tests/test_buffer_timeout_manager.py",
+            "tests/test_kafka_error.py",
+        ]
 
     def test_the_aio_run_is_compared_with_the_real_run_of_its_files_only(self) -> None:
         real = Run("real", {"tests.test_AIOProducer.T::a": "passed", "tests.test_Producer::b": "passed"}, 1.0, 0, {})
