@@ -155,6 +155,19 @@ class TestMutedPartitions:
             await future
         assert raised.value.args[0].code() == KafkaError._PURGE_QUEUE
 
+    async def test_keyed_policy_fail_fails_the_future_with_state(self, accelerate: bool) -> None:
+        h = Harness(accelerate, keyed_policy="fail")
+        key = _key_for(h, 0)
+        h.producer.mute_manager.mute(TOPIC, 0)
+        h.tick()
+        p = _over(h, batch_size=1)
+        [future] = await _produce_all(p, (b"refused", key))
+        await p.poll(0)
+        with pytest.raises(KafkaException) as raised:
+            await future
+        assert raised.value.args[0].code() == KafkaError._STATE and h.fake.sent == []
+        await p.close()
+
     async def test_rescued_messages_resolve_with_the_partition_they_were_resent_to(self, harness: Harness) -> None:
         p = _over(harness, batch_size=10)
         futures = await _produce_all(p, *((f"{i}".encode(), None) for i in range(10)))
@@ -171,6 +184,24 @@ class TestMutedPartitions:
             msg = delivered[value]
             assert msg.partition() != victim and (RESCUE_HEADER, str(victim).encode()) in (msg.headers() or [])
         await p.close()
+
+
+@pytest.mark.asyncio
+async def test_a_timestamp_fails_its_batch_as_with_confluent_kafka(harness: Harness) -> None:
+    """produce_batch carries no timestamps (the real one refuses them too): the batch's futures fail and the call
+    that flushed raises, as confluent-kafka's AIOProducer over the plain client does."""
+    p = _over(harness, batch_size=2)
+    first = await p.produce(TOPIC, b"plain")
+    with pytest.raises(NotImplementedError):
+        await p.produce(TOPIC, b"stamped", timestamp=1_700_000_000_000)
+    with pytest.raises(NotImplementedError):
+        await first
+    assert harness.fake.sent == []
+    # confluent-kafka puts the failed batch back in the buffer, futures already failed (the stamped one's future
+    # never reached the caller)
+    assert [type(f.exception()) for f in p._batch_processor._buffer_futures] == [NotImplementedError] * 2
+    p._batch_processor.clear_buffer()
+    await p.close()
 
 
 @pytest.mark.asyncio
