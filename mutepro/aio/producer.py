@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import Any
 
 from confluent_kafka.aio import AIOProducer as _ConfluentAIOProducer
 from confluent_kafka.aio import _common
@@ -30,17 +30,17 @@ from confluent_kafka.aio.producer._kafka_batch_executor import ProducerBatchExec
 from mutepro.aio.batching import LoopSafeBatchManager
 from mutepro.producer import MuteProducer
 
+# The parts AIOProducer assembles, confluent-kafka's own re-exported with mutepro's: benchmarks/conformance.py runs
+# confluent-kafka's tests of each against what mutepro.aio uses, imported from here.
 __all__ = ["AIOProducer", "BufferTimeoutManager", "LoopSafeBatchManager", "ProducerBatchExecutor", "ProducerFactory"]
 
 
-class ProducerFactory(Protocol):
-    """Builds the inner producer: ``factory(config, **mute_options)``, where ``config`` is a private copy of the
-    librdkafka config (its ``error_cb``/``stats_cb``/``throttle_cb``/``logger`` already wrapped for the event
-    loop) and ``mute_options`` are the keyword arguments :class:`AIOProducer` did not take itself (``policy=``,
-    ``store=``, ...). :class:`~mutepro.MuteProducer` is one; so is
-    ``functools.partial(MuteProducer, _inner_factory=fake.factory, _threads=False)`` in a test."""
-
-    def __call__(self, config: dict[str, Any], /, **mute_options: Any) -> Any: ...
+#: Builds the inner producer: ``factory(config, **mute_options)``, where ``config`` is a private copy of the
+#: librdkafka config (its ``error_cb``/``stats_cb``/``throttle_cb``/``logger`` already wrapped for the event loop) and
+#: ``mute_options`` are the keyword arguments :class:`AIOProducer` did not take itself (``policy=``, ``store=``, ...).
+#: :class:`~mutepro.MuteProducer` is one; so is ``functools.partial(MuteProducer, _inner_factory=fake.factory,
+#: _threads=False)`` in a test. (A plain callable type: MuteProducer's typed keyword arguments match no narrower one.)
+ProducerFactory = Callable[..., Any]
 
 
 class AIOProducer(_ConfluentAIOProducer):
@@ -62,7 +62,7 @@ class AIOProducer(_ConfluentAIOProducer):
             are wrapped in a copy (``error_cb``, ``stats_cb`` and ``throttle_cb`` must be coroutine functions, as
             with confluent-kafka's AIOProducer).
         max_workers, executor, batch_size, buffer_timeout: as confluent-kafka's ``AIOProducer``.
-        producer_factory: builds the inner producer (see :class:`ProducerFactory`); ``None`` means
+        producer_factory: builds the inner producer (see :data:`ProducerFactory`); ``None`` means
             ``mutepro.aio.producer.MuteProducer``, looked up when the producer is built (the one name to patch to
             intercept construction, like ``confluent_kafka.Producer`` for confluent-kafka's class).
         **mute_options: MuteProducer's keyword arguments (``policy=``, ``store=``, ``partitioner=``, ...), passed
@@ -91,8 +91,7 @@ class AIOProducer(_ConfluentAIOProducer):
         self._producer_closed = False
         conf = dict(producer_conf)  # confluent-kafka's class wraps the callbacks in the caller's own dict
         _common.wrap_common_callbacks(self._loop, conf)
-        # MuteProducer's many typed keyword arguments do not match the protocol's **Any: called as plain callables
-        factory: Callable[..., Any] = producer_factory if producer_factory is not None else MuteProducer
+        factory: ProducerFactory = producer_factory if producer_factory is not None else MuteProducer
         try:
             self._producer = factory(conf, **mute_options)
         except BaseException:

@@ -242,6 +242,23 @@ class TestConstruction:
         assert p.mute_producer.name == "aio-test"
         await p.close()
 
+    async def test_it_sets_every_attribute_confluent_kafkas_constructor_sets(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """mutepro's __init__ stands in for confluent-kafka's (which builds a plain Producer): the inherited methods
+        need everything that one sets. Fails when a confluent-kafka upgrade adds a part mutepro does not build."""
+        fake = FakeInnerProducer({TOPIC: PARTITIONS})
+        monkeypatch.setattr("confluent_kafka.aio.producer._AIOProducer.confluent_kafka.Producer", fake.factory)
+        theirs = confluent_kafka.aio.AIOProducer(dict(CONF), buffer_timeout=0)
+        factory = functools.partial(MuteProducer, _inner_factory=FakeInnerProducer({TOPIC: PARTITIONS}).factory,
+                                    _threads=False)
+        ours = AIOProducer(CONF, buffer_timeout=0, producer_factory=factory)
+        assert set(vars(theirs)) <= set(vars(ours))
+        same = set(vars(theirs)) - {"_producer", "_batch_processor"}  # those two differ on purpose
+        assert {k: type(vars(theirs)[k]) for k in same} == {k: type(vars(ours)[k]) for k in same}
+        await theirs.close()
+        await ours.close()
+
     async def test_a_factory_that_raises_leaves_no_executor_behind(self) -> None:
         def broken(conf: dict[str, Any], **options: Any) -> Any:
             raise KafkaException(KafkaError(KafkaError._INVALID_ARG, "No such configuration property"))
