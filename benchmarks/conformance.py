@@ -242,24 +242,27 @@ def write_aio_variant(checkout: Path, files: list[str], variant: Path) -> Path:
     return variant
 
 
-def base_for(run: Run, base: Run, files: list[str]) -> Run:
+def base_for(run: Run, base: Run) -> Run:
     """What ``run`` is compared with: the real run, only its AIO_FILES tests for the ``aio`` run."""
     if run.name != "aio":
         return base
-    modules = tuple(f.removesuffix(".py").replace("/", ".") for f in AIO_FILES)
-    kept = {t: o for t, o in base.outcomes.items() if t.split("::")[0].startswith(modules)}
+    kept = {t: o for t, o in base.outcomes.items() if any(in_file(t, f) for f in AIO_FILES)}
     return Run(base.name, kept, base.seconds, base.returncode, base.originals, base.cwd)
+
+
+def in_file(test: str, file: str) -> bool:
+    """Whether the junit test id ``tests.test_x[.TestY]::test_z`` is one of ``file``'s (``tests/test_x.py``)."""
+    module, classname = file.removesuffix(".py").replace("/", "."), test.split("::")[0]
+    return classname == module or classname.startswith(module + ".")
 
 
 def print_per_file(runs: list[Run], files: list[str]) -> None:
     """passed/failed/error/skipped of every run, file by file."""
     print("\nper file (passed/failed/error/skipped):")
     for f in files:
-        module = f.removesuffix(".py").replace("/", ".")
         cells = []
         for run in runs:
-            c = Counter(o for t, o in run.outcomes.items() if t.split("::")[0] in (module,) or
-                        t.split("::")[0].startswith(module + "."))
+            c = Counter(o for t, o in run.outcomes.items() if in_file(t, f))
             if sum(c.values()):
                 cells.append(f"{run.name} {c['passed']}/{c['failed']}/{c['error']}/{c['skipped']}")
         print(f"  {f}: {'  '.join(cells) or 'no tests'}")
@@ -313,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
     base = next((r for r in runs if r.name == "real"), None)
     if base is None:
         return 0
-    diffs = {run.name: differences(base_for(run, base, files), run) for run in runs if run is not base}
+    diffs = {run.name: differences(base_for(run, base), run) for run in runs if run is not base}
     seen = confirm(diffs, {r.name: r for r in runs}, checkout, files, args, extra)
     unexpected = 0
     for name, rows in diffs.items():
