@@ -13,6 +13,10 @@ that do want one fail alike in every run and cancel out. Prints each run's count
 test whose outcome differs from the real run; exits 1 when a test the real client passes does not pass with
 MuteProducer, is not flaky (``--reruns``) and is not in ``KNOWN`` below.
 
+A fourth run, ``aio``, runs confluent-kafka's asyncio producer tests (``AIO_FILES``) against mutepro.aio's
+classes instead of confluent-kafka's: a copy of those files with their imports pointed at ``mutepro.aio`` (see
+``AIO_REWRITES``), run with the swap in place, compared test by test with the real run of the same files.
+
 The checkout is not part of this repository (the tests are Confluent's): clone it at the tag of the installed
 client (``python -c 'import confluent_kafka; print(confluent_kafka.version())'``). Its tests import
 ``confluent_kafka.avro`` and the schema-registry helpers, so the interpreter running them needs the client's test
@@ -24,6 +28,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
+import shutil
 import subprocess
 import sys
 import time
@@ -57,7 +63,43 @@ RUNS = {
     "real": {"MUTEPRO_DROPIN_PATH": "real"},
     "c": {"MUTEPRO_DROPIN_PATH": "c"},
     "pure": {"MUTEPRO_DROPIN_PATH": "pure", "MUTEPRO_PURE_PYTHON": "1"},
+    # mutepro.aio's classes (see aio_run), over MuteProducer on whichever path is built
+    "aio": {"MUTEPRO_DROPIN_PATH": ""},
 }
+
+#: confluent-kafka's asyncio producer tests, run once more against mutepro.aio's classes (the ``aio`` run).
+AIO_FILES = (
+    "tests/test_AIOProducer.py",
+    "tests/test_kafka_batch_executor.py",
+    "tests/test_producer_batch_processor.py",
+    "tests/test_buffer_timeout_manager.py",
+)
+
+#: How a copy of an AIO_FILES test is pointed at mutepro.aio: ``re.sub`` (pattern, replacement) pairs.
+#: The batch executor and the buffer-timeout manager are confluent-kafka's own classes, reused unchanged by
+#: mutepro.aio.AIOProducer (imported from there, to test what it uses). The one patch target rewritten is how the
+#: inner producer is built: confluent-kafka's class calls ``confluent_kafka.Producer``, mutepro's calls its
+#: documented factory default, the name ``mutepro.aio.producer.MuteProducer``. ``_AIOProducer._common`` stays:
+#: the methods mutepro's class inherits look it up there.
+AIO_REWRITES = (
+    (r"from confluent_kafka\.aio\.producer\._AIOProducer import AIOProducer\b", "from mutepro.aio import AIOProducer"),
+    (
+        r"from confluent_kafka\.aio\.producer\._producer_batch_processor import ProducerBatchManager(?: as (\w+))?",
+        lambda m: f"from mutepro.aio.batching import LoopSafeBatchManager as {m[1] or 'ProducerBatchManager'}",
+    ),
+    (
+        r"from confluent_kafka\.aio\.producer\._kafka_batch_executor import ProducerBatchExecutor\b",
+        "from mutepro.aio.producer import ProducerBatchExecutor",
+    ),
+    (
+        r"from confluent_kafka\.aio\.producer\._buffer_timeout_manager import BufferTimeoutManager\b",
+        "from mutepro.aio.producer import BufferTimeoutManager",
+    ),
+    (
+        r"(['\"])confluent_kafka\.aio\.producer\._AIOProducer\.confluent_kafka\.Producer\1",
+        r"\1mutepro.aio.producer.MuteProducer\1",
+    ),
+)
 
 
 @dataclass
@@ -70,6 +112,8 @@ class Run:
     returncode: int
     #: test id as compared -> pytest's own id in this run (where a parameter id names the class under test)
     originals: dict[str, str]
+    #: where it ran (the checkout, or the aio run's rewritten copy)
+    cwd: Path | None = None
 
     def counts(self) -> Counter[str]:
         return Counter(self.outcomes.values())
@@ -94,7 +138,7 @@ def run_pytest(
     if not junit.exists():
         raise SystemExit(f"{name}: pytest wrote no report (exit {proc.returncode}); see {out}/conformance-{name}.log")
     outcomes, originals = parse_junit(junit)
-    return Run(name, outcomes, seconds, proc.returncode, originals)
+    return Run(name, outcomes, seconds, proc.returncode, originals, checkout)
 
 
 def parse_junit(path: Path) -> tuple[dict[str, str], dict[str, str]]:
@@ -115,30 +159,6 @@ def parse_junit(path: Path) -> tuple[dict[str, str], dict[str, str]]:
                     result = "passed"  # an error in teardown of a passed test (counted apart by pytest)
         outcomes[node] = result
     return outcomes, originals
-
-
-def file_of(test: str, files: list[str]) -> str:
-    """The test file (as given in ``files``) a junit test id belongs to; ``?`` for none."""
-    classname = test.partition("::")[0]
-    for f in files:
-        module = f.removesuffix(".py").replace("/", ".")
-        if classname == module or classname.startswith(module + "."):
-            return f
-    return "?"
-
-
-def per_file(runs: list[Run], files: list[str]) -> list[str]:
-    """One line per test file and run: its counts there, the runs side by side (``SerializingProducer``'s tests sit
-    in ``tests/test_Producer.py``: under ``c``/``pure`` they construct MuteSerializingProducer)."""
-    lines = []
-    for f in files:
-        for run in runs:
-            c = Counter(o for t, o in run.outcomes.items() if file_of(t, files) == f)
-            lines.append(
-                f"{f:<42} {run.name:>5}: {c['passed']:4d} passed {c['failed']:4d} failed {c['error']:3d} errors "
-                f"{c['skipped']:3d} skipped"
-            )
-    return lines
 
 
 def differences(real: Run, other: Run) -> list[tuple[str, str, str]]:
@@ -183,18 +203,78 @@ def confirm(
             wanted = [node_id(originals[t], files) for t in mine]
             if not wanted:
                 continue
-            run = run_pytest(f"{name}-rerun{attempt + 1}", checkout, wanted, args.python, extra, args.out, env_of=name)
+            where = runs[name].cwd or checkout
+            run = run_pytest(f"{name}-rerun{attempt + 1}", where, wanted, args.python, extra, args.out, env_of=name)
             for test in mine:
                 if test in seen.get(name, {}) and test in run.outcomes:
                     seen[name][test].add(run.outcomes[test])
     return seen
 
 
+def aio_run(checkout: Path, files: list[str], python: str, extra: list[str], out: Path) -> Run:
+    """The ``aio`` run: the AIO_FILES among ``files``, rewritten by :func:`write_aio_variant`, run in the copy."""
+    wanted = [f for f in AIO_FILES if f in files]
+    return run_pytest("aio", write_aio_variant(checkout, wanted, out / "aio-checkout"), wanted, python, extra, out)
+
+
+def with_aio_files(files: list[str], checkout: Path) -> list[str]:
+    """``files`` plus the AIO_FILES it lacks (the real run must cover every file the aio run does), put before
+    ``tests/test_kafka_error.py``, which ends the session (see DEFAULT_FILES)."""
+    extra = [f for f in AIO_FILES if f not in files and (checkout / f).exists()]
+    last = "tests/test_kafka_error.py"
+    at = files.index(last) if last in files else len(files)
+    return [*files[:at], *extra, *files[at:]]
+
+
+def write_aio_variant(checkout: Path, files: list[str], variant: Path) -> Path:
+    """Copy ``files`` with AIO_REWRITES applied into ``variant`` (same relative paths, so test ids match the real
+    run's), with the checkout's ``pyproject.toml`` for its pytest settings (``asyncio_mode``); returns ``variant``.
+    A file none of the rewrites touched would test confluent-kafka's classes again: refused."""
+    (variant / "tests").mkdir(parents=True, exist_ok=True)
+    (variant / "tests" / "__init__.py").write_text("")
+    if (checkout / "pyproject.toml").exists():
+        shutil.copy(checkout / "pyproject.toml", variant / "pyproject.toml")
+    for f in files:
+        text = (checkout / f).read_text()
+        for pattern, replacement in AIO_REWRITES:
+            text = re.sub(pattern, replacement, text)
+        if "mutepro.aio" not in text:
+            raise SystemExit(f"aio: {f} imports none of confluent-kafka's asyncio producer classes AIO_REWRITES knows")
+        (variant / f).write_text(text)
+    return variant
+
+
+def base_for(run: Run, base: Run) -> Run:
+    """What ``run`` is compared with: the real run, only its AIO_FILES tests for the ``aio`` run."""
+    if run.name != "aio":
+        return base
+    kept = {t: o for t, o in base.outcomes.items() if any(in_file(t, f) for f in AIO_FILES)}
+    return Run(base.name, kept, base.seconds, base.returncode, base.originals, base.cwd)
+
+
+def in_file(test: str, file: str) -> bool:
+    """Whether the junit test id ``tests.test_x[.TestY]::test_z`` is one of ``file``'s (``tests/test_x.py``)."""
+    module, classname = file.removesuffix(".py").replace("/", "."), test.split("::")[0]
+    return classname == module or classname.startswith(module + ".")
+
+
+def print_per_file(runs: list[Run], files: list[str]) -> None:
+    """passed/failed/error/skipped of every run, file by file."""
+    print("\nper file (passed/failed/error/skipped):")
+    for f in files:
+        cells = []
+        for run in runs:
+            c = Counter(o for t, o in run.outcomes.items() if in_file(t, f))
+            if sum(c.values()):
+                cells.append(f"{run.name} {c['passed']}/{c['failed']}/{c['error']}/{c['skipped']}")
+        print(f"  {f}: {'  '.join(cells) or 'no tests'}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("checkout", type=Path, help="a confluent-kafka-python checkout (the directory holding tests/)")
     parser.add_argument("--files", nargs="+", default=list(DEFAULT_FILES), help="test files, relative to the checkout")
-    parser.add_argument("--paths", default="real,c,pure", help="comma list of runs: real, c, pure")
+    parser.add_argument("--paths", default="real,c,pure,aio", help="comma list of runs: real, c, pure, aio")
     parser.add_argument("--python", default=sys.executable, help="interpreter with pytest and the client's test deps")
     parser.add_argument("--reruns", type=int, default=2, help="re-runs of each differing test (flakiness check)")
     parser.add_argument("--timeout", type=int, default=120, help="per-test timeout in s (pytest-timeout)")
@@ -220,7 +300,13 @@ def main(argv: list[str] | None = None) -> int:
     args.out.mkdir(parents=True, exist_ok=True)
     extra = [f"--timeout={args.timeout}"] + (["-k", args.keyword] if args.keyword else [])
 
-    runs = [run_pytest(name, checkout, files, args.python, extra, args.out) for name in names]
+    if "aio" in names:
+        files = with_aio_files(files, checkout)
+    runs = [
+        aio_run(checkout, files, args.python, extra, args.out) if name == "aio"
+        else run_pytest(name, checkout, files, args.python, extra, args.out)
+        for name in names
+    ]
     print()
     for run in runs:
         c = run.counts()
@@ -228,12 +314,11 @@ def main(argv: list[str] | None = None) -> int:
             f"{run.name:>5}: {c['passed']:4d} passed {c['failed']:4d} failed {c['error']:3d} errors "
             f"{c['skipped']:3d} skipped  ({len(run.outcomes)} tests, {run.seconds:.0f} s)"
         )
-    print()
-    print("\n".join(per_file(runs, files)))
+    print_per_file(runs, files)
     base = next((r for r in runs if r.name == "real"), None)
     if base is None:
         return 0
-    diffs = {run.name: differences(base, run) for run in runs if run is not base}
+    diffs = {run.name: differences(base_for(run, base), run) for run in runs if run is not base}
     seen = confirm(diffs, {r.name: r for r in runs}, checkout, files, args, extra)
     unexpected = 0
     for name, rows in diffs.items():

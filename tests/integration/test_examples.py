@@ -23,6 +23,8 @@ EXPECTED: dict[str, tuple[tuple[str, ...], bool, bool]] = {
     "serializing_producer.py": ((r"muted while broker 2 is stalled: \{'readings-\w+': \[(1|4|1, 4)\]\}",
                                  r"undelivered: 0; failed: 0;", r"read back and decoded: 4000 of 4000 readings"),
                                 False, True),
+    "asyncio_producer.py": ((r"muted while broker 2 is stalled: \{'events-\w+': \[(1|4|1, 4)\]\}",
+                             r"failed: 0; counters"), False, True),
     "from_policy.py": ((r"orders keyed policy: hold", r"undelivered after flush: 0"), False, False),
     "keyed_policies.py": ((r"clicks +\(reroute\) while broker 2 is muted: delivered per partition \{0: \d+, 2: \d+\}",
                            r"payments: _STATE", r"undelivered: 0"), False, False),

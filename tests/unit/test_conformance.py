@@ -13,7 +13,17 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
-from conformance import Run, differences, file_of, node_id, parse_junit, per_file
+from conformance import (
+    Run,
+    base_for,
+    differences,
+    in_file,
+    node_id,
+    parse_junit,
+    print_per_file,
+    with_aio_files,
+    write_aio_variant,
+)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -61,23 +71,69 @@ class TestReport:
         ]
 
 
-    def test_counts_per_file_put_the_runs_side_by_side(self) -> None:
+    def test_counts_per_file_put_the_runs_side_by_side(self, capsys: pytest.CaptureFixture[str]) -> None:
         """Each file's counts per run; a test id is filed under the file its module (or class in it) names."""
         files = ["tests/test_Producer.py", "tests/test_misc.py"]
-        assert file_of("tests.test_Producer::test_a", files) == "tests/test_Producer.py"
-        assert file_of("tests.test_Producer.TestX::test_b", files) == "tests/test_Producer.py"
-        assert file_of("tests.test_ProducerX::test_c", files) == "?"
+        assert in_file("tests.test_Producer::test_a", "tests/test_Producer.py")
+        assert in_file("tests.test_Producer.TestX::test_b", "tests/test_Producer.py")
+        assert not in_file("tests.test_ProducerX::test_c", "tests/test_Producer.py")
         real = Run("real", {"tests.test_Producer::a": "passed", "tests.test_misc::b": "failed"}, 1.0, 0, {})
         mute = Run("c", {"tests.test_Producer::a": "passed", "tests.test_misc::b": "passed"}, 1.0, 0, {})
-        lines = per_file([real, mute], files)
-        assert len(lines) == 4 and lines[0].startswith("tests/test_Producer.py") and "real:    1 passed" in lines[0]
-        assert "c:    1 passed    0 failed" in lines[3] and "real:    0 passed    1 failed" in lines[2]
+        print_per_file([real, mute], files)
+        lines = capsys.readouterr().out.splitlines()
+        assert "  tests/test_Producer.py: real 1/0/0/0  c 1/0/0/0" in lines
+        assert "  tests/test_misc.py: real 0/1/0/0  c 1/0/0/0" in lines
 
     def test_a_serializing_parameter_id_is_compared_with_the_real_name(self, tmp_path: Path) -> None:
         path = tmp_path / "r.xml"
         path.write_text(JUNIT.replace("test_basic_api", "test_s[MuteSerializingProducer]"))
         outcomes, _ = parse_junit(path)
         assert "tests.test_Producer::test_s[SerializingProducer]" in outcomes
+
+
+class TestAioRun:
+    def test_the_copies_import_mutepro_aio_and_patch_its_factory(self, tmp_path: Path) -> None:
+        """Each confluent-kafka class import and the inner-producer patch target point at mutepro.aio; `as` names
+        and the `_common` patch (the inherited methods' module) stay."""
+        checkout = tmp_path / "ckp"
+        (checkout / "tests").mkdir(parents=True)
+        (checkout / "tests" / "test_AIOProducer.py").write_text(textwrap.dedent("""\
+            from confluent_kafka.aio.producer._AIOProducer import AIOProducer
+            from confluent_kafka.aio.producer._producer_batch_processor import ProducerBatchManager as P
+            from confluent_kafka.aio.producer._kafka_batch_executor import ProducerBatchExecutor as E
+            patch('confluent_kafka.aio.producer._AIOProducer.confluent_kafka.Producer')
+            patch('confluent_kafka.aio.producer._AIOProducer._common')
+        """))
+        (checkout / "tests" / "test_other.py").write_text("import confluent_kafka\n")
+        variant = write_aio_variant(checkout, ["tests/test_AIOProducer.py"], tmp_path / "v")
+        assert (variant / "tests" / "test_AIOProducer.py").read_text().splitlines() == [
+            "from mutepro.aio import AIOProducer",
+            "from mutepro.aio.batching import LoopSafeBatchManager as P",
+            "from mutepro.aio.producer import ProducerBatchExecutor as E",
+            "patch('mutepro.aio.producer.MuteProducer')",
+            "patch('confluent_kafka.aio.producer._AIOProducer._common')",
+        ]
+        with pytest.raises(SystemExit, match=r"test_other\.py"):
+            write_aio_variant(checkout, ["tests/test_other.py"], tmp_path / "v")
+
+    def test_the_aio_files_join_the_real_run_before_the_file_that_ends_it(self, tmp_path: Path) -> None:
+        (tmp_path / "tests").mkdir()
+        for name in ("test_AIOProducer.py", "test_buffer_timeout_manager.py"):
+            (tmp_path / "tests" / name).write_text("")
+        files = ["tests/test_Producer.py", "tests/test_AIOProducer.py", "tests/test_kafka_error.py"]
+        assert with_aio_files(files, tmp_path) == [
+            "tests/test_Producer.py", "tests/test_AIOProducer.py", "tests/test_buffer_timeout_manager.py",
+            "tests/test_kafka_error.py",
+        ]
+
+    def test_the_aio_run_is_compared_with_the_real_run_of_its_files_only(self) -> None:
+        real = Run("real", {
+            "tests.test_AIOProducer.T::a": "passed", "tests.test_Producer::b": "passed",
+            "tests.test_AIOProducerX::c": "passed",
+        }, 1.0, 0, {})
+        aio = Run("aio", {"tests.test_AIOProducer.T::a": "failed"}, 1.0, 0, {})
+        assert differences(base_for(aio, real), aio) == [("tests.test_AIOProducer.T::a", "passed", "failed")]
+        assert base_for(Run("c", {}, 1.0, 0, {}), real) is real
 
 
 class TestDropinPlugin:
