@@ -179,3 +179,35 @@ class TestUnreachableRedis:
         finally:
             reset_logging()
         assert capsys.readouterr().err.count("spark_mute_state_local") == 1
+
+
+class TestRackAware:
+    """Rack-aware producing in the sink: the Java names pass the driver's check, and each executor takes its own
+    rack from its environment when kafka.client.rack is not given."""
+
+    def test_the_java_key_passes_the_drivers_librdkafka_check(self) -> None:
+        opts = parse_options({**BASE, "kafka.partitioner.rack.aware": "true", "kafka.client.rack": "use1-az1"})
+        assert opts.client_config()["partitioner.rack.aware"] == "true"
+        assert opts.client_config()["client.rack"] == "use1-az1"
+
+    def test_an_executor_without_client_rack_takes_its_environments(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from mutepro.spark.cache import _executor_rack
+
+        monkeypatch.setenv("MUTEPRO_CLIENT_RACK", "use1-az3")
+        policy = load_sink_policy({}, {"bootstrap.servers": "b:1", "partitioner.rack.aware": "true"})
+        config = dict(policy.client)
+        _executor_rack(config, policy)
+        assert config["client.rack"] == "use1-az3"
+
+    def test_a_given_client_rack_or_rack_awareness_off_is_left_alone(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        from mutepro.spark.cache import _executor_rack
+
+        monkeypatch.setenv("MUTEPRO_CLIENT_RACK", "use1-az3")
+        on = load_sink_policy({}, {"bootstrap.servers": "b:1", "partitioner.rack.aware": "true", "client.rack": "x"})
+        config = dict(on.client)
+        _executor_rack(config, on)
+        assert config["client.rack"] == "x"
+        off = load_sink_policy({}, {"bootstrap.servers": "b:1"})
+        config = dict(off.client)
+        _executor_rack(config, off)
+        assert "client.rack" not in config
