@@ -265,7 +265,11 @@ class TestRescueDelay:
         )
         rescue = {"after_ms": 60_000, "blocked_share_pct": blocked_share_pct}
         pad = bytes(1000)
-        producer = MuteProducer(conf, policy=_policy(rescue=rescue))
+        # The steering (the age-outlier rule's avoid) off: with it, unkeyed messages sometimes left broker 2 so soon
+        # that too few were stuck there to fill the queue, the writer never blocked and the premise never held (CI:
+        # 1,387,360 sent in 30 s, 1 avoid, 2 mutes, 0 BufferErrors). Without it they keep going there until the
+        # slow-call rule mutes (500 ms), which fills the 5,000-message queue: the case this test is about.
+        producer = MuteProducer(conf, policy=_policy(rescue=rescue, slow_call={"outlier_factor": 1}))
         _warm(producer, topic, ledger)
         sent = refused = 0
         with kafka_cluster.stalled(2):
