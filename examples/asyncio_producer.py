@@ -25,6 +25,10 @@ async def produce_all(cluster, topic: str) -> None:
         policy={"defaults": {"slow_call": {"threshold_ms": 500}}},
     ) as producer:
         futures: list[asyncio.Future] = []
+        # Know the topic before the fault, as an application that has been running does: a new topic's first
+        # metadata request can go to the broker about to stall, and then no client can send anything until it
+        # answers (CI saw every message of the stream wait for the resume, nothing muted: no metadata, no judging).
+        assert await asyncio.to_thread(producer.mute_producer.wait_for_topic, topic, 30)
         with cluster.stalled(2):
             # A steady stream of 10,000 events over about 2 s, every other one keyed: sticky partitioning reaches
             # every partition over time, broker 2's too, before they are muted.
