@@ -31,11 +31,11 @@ def closed_error() -> RuntimeError:
     return RuntimeError(CLOSED)
 
 
-def timeout_error(timeout: object) -> TypeError:
-    """``poll(timeout)`` / ``flush(timeout)`` with something other than a real number: what the plain client's
-    argument parser raises (``poll(None)`` there is ``TypeError: must be real number, not NoneType``; -1 is the
-    way to say forever). The callers check ``isinstance(timeout, (int, float))`` inline: poll() is per message."""
-    return TypeError(f"must be real number, not {type(timeout).__name__}")
+def check_timeout(timeout: object) -> None:
+    """``poll(timeout)`` / ``flush(timeout)``: a real number, as the plain client's argument parser insists
+    (``poll(None)`` there is ``TypeError: must be real number, not NoneType``; -1 is the way to say forever)."""
+    if not isinstance(timeout, int | float):
+        raise TypeError(f"must be real number, not {type(timeout).__name__}")
 
 
 def check_partition(partition: object) -> None:

@@ -332,8 +332,7 @@ class MuteProducer(ClientPassthrough, MuteproApi):
         """
         if self._closed:
             raise compat.closed_error()
-        if not isinstance(timeout, (int, float)):  # inline, not a call: poll() is per message
-            raise compat.timeout_error(timeout)
+        compat.check_timeout(timeout)
         if self._driver_error is not None:  # checked inline: poll() is per message in the README loop
             self._raise_driver_error()
         if self._serving.nested():
@@ -346,8 +345,7 @@ class MuteProducer(ClientPassthrough, MuteproApi):
         are still outstanding when ``timeout`` (-1: forever) runs out."""
         if self._closed:
             raise compat.closed_error()
-        if not isinstance(timeout, (int, float)):
-            raise compat.timeout_error(timeout)
+        compat.check_timeout(timeout)
         deadline = None if timeout < 0 else time.monotonic() + timeout
         if self._serving.nested():
             # Called from a callback that this thread's poll()/flush() is running: the reports still to come are
