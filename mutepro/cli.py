@@ -24,6 +24,7 @@ _GROUPS = (
     ("mutepro.racks.cli", "racks"),
     ("mutepro.demo", "demo"),
     ("mutepro.spark.cli", "spark"),
+    ("mutepro.trace.cli", "trace"),
 )
 
 

@@ -15,12 +15,14 @@ from confluent_kafka import KafkaError, KafkaException
 
 from mutepro.detect.stats import StatsParseError, StatsSnapshot, parse_stats
 from mutepro.logs import get_logger
+from mutepro.mute.events import MuteEvent
 from mutepro.policy.runtime import runtime_of
 from mutepro.producer.core import Core
 from mutepro.producer.holds import HoldQueues
 from mutepro.producer.locality import LocalityMeter, RackSource
 from mutepro.producer.rescue import Rescuer
 from mutepro.producer.serving import ReportServing
+from mutepro.trace.record import TraceRecorder
 
 log = get_logger("mutepro.producer")
 
@@ -39,6 +41,7 @@ class Driver:
         self, core: Core, holds: HoldQueues, rescuer: Rescuer, serving: ReportServing, *, name: str,
         user_stats_cb: Any = None, user_error_cb: Any = None, user_throttle_cb: Any = None,
         racks: RackSource | None = None, locality: LocalityMeter | None = None,
+        recorder: TraceRecorder | None = None,
     ) -> None:
         self._core = core
         self._holds = holds
@@ -55,6 +58,7 @@ class Driver:
         self._racks_at: float | None = None
         self._locality = locality
         self._locality_at = 0.0
+        self._recorder = recorder
 
     def tick(self, now: float) -> None:
         core = self._core
@@ -67,6 +71,8 @@ class Driver:
             drained = list(tracker.drain())
         for topic, p, calls, failures, slow in drained:
             manager.record_many(topic, p, calls, failures, slow, now)
+        if self._recorder is not None:
+            self._recorder.round(now, drained, tracker, list(tracker.topics), self.stats)
         opened = manager.evaluate(tracker.load, self.stats, tracker.busy)
         core.counters.avoids = manager.avoid_episodes
         if opened:
@@ -131,6 +137,8 @@ class Driver:
                     if p < tally.count and tally.warm[p] < 0:
                         tally.warm[p] = tally.sent[p]  # delivered before tracking: warm, every tracked send judged
             manager.ensure_topic(topic, len(tmd.partitions), leaders)
+            if self._recorder is not None:
+                self._recorder.metadata(now, topic, tmd.partitions, core.policy_for(topic))
             core.wanted_topics.discard(topic)
         if core.wanted_topics:
             return METADATA_RETRY_S
@@ -140,9 +148,17 @@ class Driver:
         return min(_METADATA_REFRESH_S, max(METADATA_RETRY_S, min(checked) + _METADATA_REFRESH_S - now))
 
     def close(self) -> None:
-        """The producer is closing (its threads have stopped): release the rack source's client."""
+        """The producer is closing (its threads have stopped): release the rack source's client, finish the
+        trace."""
         if self._racks is not None:
             self._racks.close()
+        if self._recorder is not None:
+            self._recorder.close()
+
+    def note_event(self, event: MuteEvent) -> None:
+        """A mute event of the producer's manager (recorded when tracing)."""
+        if self._recorder is not None:
+            self._recorder.decision(event)
 
     def _refresh_weights(self, now: float) -> None:
         if now - self._weights_at < _WEIGHTS_REFRESH_S:
@@ -168,6 +184,8 @@ class Driver:
                     by_topic.setdefault(topic, {})[p] = ps.leader
             for topic, leaders in by_topic.items():
                 self._core.manager.update_leaders(topic, leaders)
+                if self._recorder is not None:
+                    self._recorder.leaders(self._core.clock(), topic, leaders)
         if self._user_stats_cb is not None:
             self._core.callbacks.put(self._user_stats_cb, raw)
 

@@ -147,7 +147,12 @@ class FakeInnerProducer:
         return SimpleNamespace(topics={
             name: SimpleNamespace(
                 error=None,
-                partitions={p: SimpleNamespace(id=p, leader=self._leader_of(p)) for p in range(self.topics[name])},
+                partitions={
+                    p: SimpleNamespace(
+                        id=p, leader=self._leader_of(p), replicas=[self._leader_of(p)], isrs=[self._leader_of(p)]
+                    )
+                    for p in range(self.topics[name])
+                },
             )
             for name in names
         })

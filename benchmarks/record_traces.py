@@ -1,0 +1,136 @@
+"""Record the trace corpus (tests/traces/) on the real local cluster: one MuteProducer per scenario, default
+policy, a fresh topic, a real fault (SIGSTOP, a limp, SIGKILL) at a known time, written into the trace.
+
+    flock /tmp/mutepro-cluster.lock python benchmarks/record_traces.py [--only name,name] [--out tests/traces]
+
+Each scenario is bounded in time (its ``seconds``) and in messages (rate x seconds, or the closed loop's queue).
+The replay tests (tests/unit/trace/test_corpus.py) run the detection model over these files.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from confluent_kafka.admin import AdminClient
+
+from mutepro.cluster import ClusterSpec, LocalCluster
+from mutepro.cluster.topics import create_topic
+from mutepro.producer.producer import MuteProducer
+from mutepro.trace import append_records
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    seconds: float
+    rate: int  # messages per second; 0: closed loop (as fast as the producer takes them)
+    fault: str | None = None  # "stall", "limp", "kill"
+    broker: int = 2
+    fault_at: float = 8.0
+    fault_for: float = 10.0
+    duty: float = 0.8
+    period_s: float = 1.0
+    rf: int = 1
+    acks: str = "1"
+    keyed: bool = False
+    value_bytes: int = 512
+    partitions: int = 12
+    idempotent: bool = False
+
+
+SCENARIOS = (
+    Scenario("healthy_saturated", 20, 0),
+    Scenario("healthy_quiet_50", 15, 50),
+    Scenario("stall_rf1_5000", 26, 5000, "stall"),
+    Scenario("stall_rf1_50", 26, 50, "stall"),
+    Scenario("limp_short_saturated", 28, 0, "limp", fault_for=14),
+    Scenario("limp_long_open", 30, 20_000, "limp", fault_for=16, duty=0.5, period_s=4.0),
+    Scenario("stall_rf3_acks_all_keyed_50", 34, 50, "stall", fault_for=20, rf=3, acks="all", keyed=True),
+    Scenario("kill_rf3_idempotent", 30, 5000, "kill", fault_for=12, rf=3, acks="all", idempotent=True),
+)
+
+
+def run(cluster: LocalCluster, admin: AdminClient, sc: Scenario, out: Path, n: int) -> None:
+    topic = f"trace-{sc.name}-{n}"
+    create_topic(admin, topic, partitions=sc.partitions, replication_factor=sc.rf)
+    conf: dict[str, Any] = {"bootstrap.servers": cluster.bootstrap_servers, "linger.ms": 5, "acks": sc.acks}
+    if sc.idempotent:
+        conf["enable.idempotence"] = True
+    path = out / f"{sc.name}.jsonl.gz"
+    producer = MuteProducer(conf, trace=path)
+    value = bytes(sc.value_bytes)
+    faults: list[dict[str, Any]] = []
+    start = time.monotonic()
+    fault_started = threading.Event()
+
+    def inject() -> None:
+        time.sleep(sc.fault_at)  # a schedule, not synchronisation: the fault begins at a known time
+        t0 = time.monotonic()
+        fault_started.set()
+        if sc.fault == "stall":
+            with cluster.stalled(sc.broker):
+                time.sleep(sc.fault_for)
+        elif sc.fault == "limp":
+            with cluster.limping(sc.broker, duty=sc.duty, period_s=sc.period_s, max_duration_s=sc.fault_for + 5):
+                time.sleep(sc.fault_for)
+        elif sc.fault == "kill":
+            cluster.kill(sc.broker)
+            time.sleep(sc.fault_for)
+            cluster.restart(sc.broker)
+        faults.append({"kind": "fault", "t": round(t0, 4), "broker": sc.broker, "fault": sc.fault,
+                       "end": round(time.monotonic(), 4), "period_s": sc.period_s, "duty": sc.duty})
+
+    injector = threading.Thread(target=inject, daemon=True) if sc.fault else None
+    if injector is not None:
+        injector.start()
+    sent = refused = 0
+    keys = itertools.cycle([f"key-{i:04d}".encode() for i in range(1000)])
+    try:
+        while (now := time.monotonic()) - start < sc.seconds:
+            if sc.rate and sent >= sc.rate * (now - start):
+                producer.poll(0.002)
+                continue
+            try:
+                producer.produce(topic, value, next(keys) if sc.keyed else None)
+                sent += 1
+            except BufferError:
+                refused += 1
+                producer.poll(0.005)
+        producer.flush(60.0)
+    finally:
+        producer.close()
+    if injector is not None:
+        injector.join(timeout=120.0)
+    append_records(path, faults)
+    print(f"{sc.name}: {sent:,} sent, {refused:,} refused, mutes {producer.counters.mutes}, "
+          f"{path.stat().st_size:,} bytes", flush=True)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--only", default="", help="comma-separated scenario names (default: all)")
+    ap.add_argument("--out", default="tests/traces", help="directory for the traces")
+    args = ap.parse_args()
+    wanted = {s for s in args.only.split(",") if s}
+    unknown = wanted - {s.name for s in SCENARIOS}
+    if unknown:
+        ap.error(f"--only: unknown scenarios {sorted(unknown)}; known: {[s.name for s in SCENARIOS]}")
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    with LocalCluster(ClusterSpec(brokers=3)) as cluster:
+        admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+        for n, sc in enumerate(SCENARIOS):
+            if not wanted or sc.name in wanted:
+                run(cluster, admin, sc, out, n)
+                cluster.wait_ready(timeout_s=120.0)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

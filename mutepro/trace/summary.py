@@ -1,0 +1,93 @@
+"""What a replay's decisions mean against the trace's faults: the figures a person (or a test) checks.
+
+For each fault: how soon after it began a partition it affects was muted, which muted partitions it does not
+affect (no replica on the faulty broker), how often a partition was muted again while it lasted (flaps), and how
+long after it ended the last partition stayed muted. Without faults every mute is a false one.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mutepro.trace.replay import Decision, Fault, Replay
+
+MUTED = ("mute", "remute")
+
+
+@dataclass(frozen=True)
+class FaultSummary:
+    """The decisions around one fault (times in seconds from the fault's start or end)."""
+
+    fault: Fault
+    first_mute_s: float | None  # first mute of a partition with a replica on the broker, after the fault began
+    wrong: tuple[tuple[str, int], ...]  # partitions muted during the fault with no replica on the broker
+    remutes: int  # re-mutes (after a probe or an unmute) during the fault, over every partition
+    max_mutes_per_partition: int  # the most mutes + re-mutes one partition had during the fault
+    unmuted_after_s: float | None  # after the fault ended, when the last partition muted was unmuted (None: never)
+    still_muted: tuple[tuple[str, int], ...]  # muted at the end of the trace
+
+
+@dataclass(frozen=True)
+class Summary:
+    """A replay against its faults; ``false_mutes`` are mutes outside every fault (and its settle time)."""
+
+    mutes: int
+    false_mutes: tuple[Decision, ...]
+    faults: tuple[FaultSummary, ...] = field(default_factory=tuple)
+
+
+def affected(replay: Replay, fault: Fault) -> set[tuple[str, int]]:
+    """The partitions with a replica on the fault's broker."""
+    return {(t, p) for t, parts in replay.replicas.items() for p, reps in parts.items() if fault.broker in reps}
+
+
+def summarize(replay: Replay, settle_s: float = 5.0) -> Summary:
+    """The figures of :class:`Summary`; a mute within ``settle_s`` after a fault ended still belongs to it."""
+    mutes = [d for d in replay.decisions if d.event in MUTED]
+    false = tuple(
+        d for d in mutes
+        if not any(f.t <= d.t <= (f.end if f.end is not None else replay.end) + settle_s for f in replay.faults)
+    )
+    return Summary(len(mutes), false, tuple(_fault(replay, f) for f in replay.faults))
+
+
+def _fault(replay: Replay, f: Fault) -> FaultSummary:
+    end = f.end if f.end is not None else replay.end
+    hit = affected(replay, f)
+    during = [d for d in replay.decisions if f.t <= d.t <= end]
+    mutes = [d for d in during if d.event in MUTED]
+    first = min((d.t - f.t for d in mutes if (d.topic, d.partition) in hit), default=None)
+    wrong = tuple(sorted({(d.topic, d.partition) for d in mutes if (d.topic, d.partition) not in hit}))
+    per: dict[tuple[str, int], int] = {}
+    for d in mutes:
+        per[(d.topic, d.partition)] = per.get((d.topic, d.partition), 0) + 1
+    remutes = sum(1 for d in mutes if d.event == "remute") + sum(max(0, n - 1) for n in per.values())
+    # unmuted after: from the fault's end, the last time a partition left the muted state
+    state: dict[tuple[str, int], str] = {}
+    last_unmute: float | None = None
+    for d in replay.decisions:
+        key = (d.topic, d.partition)
+        if d.t > end and d.event == "unmute" and state.get(key) in (*MUTED, "probe"):
+            last_unmute = d.t - end
+        state[key] = d.event
+    still = tuple(sorted(k for k, ev in state.items() if ev in (*MUTED, "probe")))
+    muted_at_end = replay.muted_at(end)
+    unmuted_after = (0.0 if not muted_at_end else last_unmute) if not still else None
+    return FaultSummary(f, first, wrong, remutes, max(per.values(), default=0), unmuted_after, still)
+
+
+def describe(summary: Summary) -> list[str]:
+    """The summary as lines a person reads."""
+    lines = [f"mutes: {summary.mutes}, outside every fault: {len(summary.false_mutes)}"]
+    for d in summary.false_mutes[:10]:
+        lines.append(f"  false mute at {d.t:.2f}s: {d.topic}[{d.partition}] broker {d.broker} ({d.reason})")
+    for fs in summary.faults:
+        f = fs.fault
+        span = f"{f.t:.1f}-{f.end:.1f}s" if f.end is not None else f"{f.t:.1f}s-"
+        first = "never" if fs.first_mute_s is None else f"{fs.first_mute_s:.2f}s"
+        unmuted = "still muted" if fs.unmuted_after_s is None else f"{fs.unmuted_after_s:.2f}s"
+        lines.append(
+            f"fault {f.fault} broker {f.broker} {span}: first mute {first}, wrong partitions {len(fs.wrong)}, "
+            f"re-mutes {fs.remutes}, all unmuted {unmuted} after it ended"
+        )
+    return lines
