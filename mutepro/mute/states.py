@@ -138,11 +138,19 @@ class Timing(NamedTuple):
 
 
 class Probation(NamedTuple):
-    """After probes closed the breaker: until when a trip continues the backoff, and from where."""
+    """After probes closed the breaker: until when a trip counts as the same fault coming back, and from where.
+
+    ``until``: the close plus as long as the partition had been muted (a fault that lasted 6 s is believed over
+    only after 6 s without it; at least the wait it last used). ``closed_at``: when the probes closed it, so that
+    a trip during probation tells how long the fault stayed away (see :attr:`Open.span`). ``episode``: when the
+    fault first muted the partition.
+    """
 
     until: float
     opens: int
     interval: float
+    closed_at: float = 0.0
+    episode: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -220,8 +228,10 @@ class Closed(State):
     @classmethod
     def entered(cls, source: State, now: float, timing: Timing) -> Closed:
         if isinstance(source, HalfOpen):
-            # closed by its probes: on probation for as long as it last waited
-            return cls(timing.retry_interval_s, Probation(now + source.interval, source.opens, source.interval))
+            # closed by its probes: on probation for as long as the fault had kept it muted
+            episode = source.episode if source.episode is not None else (source.since or now)
+            until = now + max(source.interval, now - episode)
+            return cls(timing.retry_interval_s, Probation(until, source.opens, source.interval, now, episode))
         return cls(timing.retry_interval_s)
 
 
@@ -253,6 +263,10 @@ class Open(_Muted):
     state = BreakerState.OPEN
 
     until: float | None
+    #: how long the next probes must span (0: the configured spacing decides), see :meth:`entered`
+    span: float = 0.0
+    #: when the fault first muted the partition (kept across re-mutes and probation)
+    episode: float | None = None
 
     @property
     def retry_at(self) -> float | None:
@@ -263,17 +277,24 @@ class Open(_Muted):
 
     @classmethod
     def entered(cls, source: State, now: float, reason: Verdict | None, timing: Timing) -> Open:
+        span, episode = 0.0, now
         if isinstance(source, HalfOpen):
-            # Failed again after a retry: wait longer. 5 s x 2 -> 10 s, ..., capped at max_retry_interval_s.
+            # Failed again after a retry: wait longer. 1 s x 2 -> 2 s, ..., capped at max_retry_interval_s.
             opens, interval = source.opens + 1, timing.backed_off(source.interval)
+            span, episode = source.span, source.episode if source.episode is not None else now
         elif isinstance(source, Closed) and source.probation is not None and now < source.probation.until:
-            # Tripped again while on probation: as if its probes had failed. Worked numbers, retry 2 s x 2: a
-            # limp closes it at t=22.8 after a 2 s wait, it trips at 23.6 (< 24.8): this time it waits 4 s.
+            # The fault came back while on probation: as if its probes had failed, and now we know how long it
+            # stays away. The next probes must span that gap plus two probe spacings, so that one of them lands
+            # in its next stop. Worked numbers, a broker stopped 2 s of every 4 s: muted in its first stop,
+            # probes pass in the 2 s up-time, closed at 15.1, tripped again at 17.05 (gap 1.95 s): the next five
+            # probes span 2.45 s (0.49 s apart), one lands in a stop, and the partition stays muted to the end.
             opens, interval = source.probation.opens + 1, timing.backed_off(source.probation.interval)
+            gap = now - source.probation.closed_at
+            span, episode = gap + 2 * timing.probe_spacing_s, source.probation.episode
         else:
             opens, interval = 1, timing.retry_interval_s
         why = reason if reason is not None else source.reason  # a probe failure keeps the verdict that opened it
-        return cls(interval, why, now, opens, now + interval)
+        return cls(interval, why, now, opens, now + interval, span, episode)
 
 
 @dataclass(frozen=True)
@@ -285,6 +306,13 @@ class HalfOpen(_Muted):
     in_flight: int = 0
     successes: int = 0
     last_probe_at: float | None = None
+    span: float = 0.0  # see Open.span
+    episode: float | None = None
+
+    def spacing(self, timing: Timing) -> float:
+        """The least time between two probes: the configured spacing, or wider so that the probes span
+        :attr:`span` (a fault that came back after a gap)."""
+        return max(timing.probe_spacing_s, self.span / timing.half_open_probes)
 
     @property
     def probes_in_flight(self) -> int:
@@ -300,7 +328,7 @@ class HalfOpen(_Muted):
         # Spaced out, so the probes sample the partition over time, not one instant: a broker stopped 0.8 s of
         # every second answers five probes sent together within its 0.2 s up-time (all pass, it flaps back in);
         # five sent 250 ms apart span a whole second, and one of them lands in a stop.
-        if self.last_probe_at is not None and now - self.last_probe_at < timing.probe_spacing_s:
+        if self.last_probe_at is not None and now - self.last_probe_at < self.spacing(timing):
             return None
         return replace(self, in_flight=self.in_flight + 1, last_probe_at=now)
 
@@ -310,7 +338,7 @@ class HalfOpen(_Muted):
             return math.inf
         if self.last_probe_at is None:
             return 0.0
-        return max(0.0, self.last_probe_at + timing.probe_spacing_s - now)
+        return max(0.0, self.last_probe_at + self.spacing(timing) - now)
 
     def on_probe_result(self, ok: bool, timing: Timing) -> tuple[BreakerEvent | None, State]:
         in_flight = max(0, self.in_flight - 1)
@@ -327,6 +355,9 @@ class HalfOpen(_Muted):
 
     @classmethod
     def entered(cls, source: State) -> HalfOpen:
+        if isinstance(source, Open):
+            return cls(source.interval, source.reason, source.opened_at, source.opens, span=source.span,
+                       episode=source.episode)
         return cls(source.interval, source.reason, source.opened_at, source.opens)
 
 

@@ -88,7 +88,14 @@ def replay_cmd(path: str, policy_path: str | None, as_json: bool, plot: Path | N
         from mutepro.policy.loader import load_policy
 
         policy = load_policy(policy_path).defaults
-    result = replay(path, policy)
+    import logging
+
+    previous = logging.getLogger("mutepro").level
+    logging.getLogger("mutepro").setLevel(logging.ERROR)  # the decisions are printed below, not logged as they fall
+    try:
+        result = replay(path, policy)
+    finally:
+        logging.getLogger("mutepro").setLevel(previous)
     summary = summarize(result)
     if as_json:
         click.echo(json.dumps({

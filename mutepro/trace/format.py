@@ -70,10 +70,22 @@ class AgeCounts(Sequence[float]):
     def __len__(self) -> int:
         return self.outstanding
 
-    def __getitem__(self, i: Any) -> Any:  # only the oldest age is known: index 0
-        if i == 0 and self.oldest_s is not None:
+    def __getitem__(self, i: Any) -> Any:
+        """The ``i``-th oldest age (descending): exact for the oldest, else the largest edge that more than ``i``
+        messages were older than (a lower bound), 0.0 below the first edge."""
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(self.outstanding))]
+        if i < 0:
+            i += self.outstanding
+        if not 0 <= i < self.outstanding or self.oldest_s is None:
+            raise IndexError(i)
+        if i == 0:
             return self.oldest_s
-        raise IndexError("a trace keeps only the oldest undelivered age of a partition")
+        age = 0.0
+        for edge, n in zip(AGE_EDGES_S, self.older, strict=False):
+            if n > i:
+                age = edge
+        return age
 
 
 class TraceError(ConfigError):

@@ -21,8 +21,9 @@ class FaultSummary:
     fault: Fault
     first_mute_s: float | None  # first mute of a partition with a replica on the broker, after the fault began
     wrong: tuple[tuple[str, int], ...]  # partitions muted during the fault with no replica on the broker
-    remutes: int  # re-mutes (after a probe or an unmute) during the fault, over every partition
-    max_mutes_per_partition: int  # the most mutes + re-mutes one partition had during the fault
+    flaps: int  # mutes of a partition after it had been unmuted during the same fault, over every partition
+    max_mutes_per_partition: int  # the most mutes (closed -> muted) one partition had during the fault
+    failed_probes: int  # re-mutes after a failed probe (the fault still there: not a flap)
     unmuted_after_s: float | None  # after the fault ended, when the last partition muted was unmuted (None: never)
     still_muted: tuple[tuple[str, int], ...]  # muted at the end of the trace
 
@@ -60,8 +61,10 @@ def _fault(replay: Replay, f: Fault) -> FaultSummary:
     wrong = tuple(sorted({(d.topic, d.partition) for d in mutes if (d.topic, d.partition) not in hit}))
     per: dict[tuple[str, int], int] = {}
     for d in mutes:
-        per[(d.topic, d.partition)] = per.get((d.topic, d.partition), 0) + 1
-    remutes = sum(1 for d in mutes if d.event == "remute") + sum(max(0, n - 1) for n in per.values())
+        if d.event == "mute":
+            per[(d.topic, d.partition)] = per.get((d.topic, d.partition), 0) + 1
+    flaps = sum(max(0, n - 1) for n in per.values())
+    failed = sum(1 for d in mutes if d.event == "remute")
     # unmuted after: from the fault's end, the last time a partition left the muted state
     state: dict[tuple[str, int], str] = {}
     last_unmute: float | None = None
@@ -73,7 +76,7 @@ def _fault(replay: Replay, f: Fault) -> FaultSummary:
     still = tuple(sorted(k for k, ev in state.items() if ev in (*MUTED, "probe")))
     muted_at_end = replay.muted_at(end)
     unmuted_after = (0.0 if not muted_at_end else last_unmute) if not still else None
-    return FaultSummary(f, first, wrong, remutes, max(per.values(), default=0), unmuted_after, still)
+    return FaultSummary(f, first, wrong, flaps, max(per.values(), default=0), failed, unmuted_after, still)
 
 
 def describe(summary: Summary) -> list[str]:
@@ -88,6 +91,7 @@ def describe(summary: Summary) -> list[str]:
         unmuted = "still muted" if fs.unmuted_after_s is None else f"{fs.unmuted_after_s:.2f}s"
         lines.append(
             f"fault {f.fault} broker {f.broker} {span}: first mute {first}, wrong partitions {len(fs.wrong)}, "
-            f"re-mutes {fs.remutes}, all unmuted {unmuted} after it ended"
+            f"flaps {fs.flaps} (most mutes of one partition {fs.max_mutes_per_partition}), failed probes "
+            f"{fs.failed_probes}, all unmuted {unmuted} after it ended"
         )
     return lines

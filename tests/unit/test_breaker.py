@@ -278,14 +278,23 @@ class TestHalfOpen:
         assert (b.state, b.reason, b.current_retry_interval_s) == (S.OPEN, FAILING, 10.0)
 
     def test_closing_after_backoff_restarts_at_base_interval(self, world: World) -> None:
-        """After a close and its probation (the 10 s it last waited), the next trip waits the base interval."""
+        """After a close and its probation (as long as the fault kept it muted: 5 s + 10 s), the next trip waits the
+        base interval."""
         b = make(world, half_open_probes=1)
         to_half_open(b, world)
         b.probe_result(False)
         to_half_open(b, world)
         b.try_probe()
         b.probe_result(True)
-        world.advance(10.0)
+        world.advance(14.9)
+        assert b.trip(SLOW) is True and b.current_retry_interval_s == 20.0  # still on probation: the backoff goes on
+        b = make(world, half_open_probes=1)
+        to_half_open(b, world)
+        b.probe_result(False)
+        to_half_open(b, world)
+        b.try_probe()
+        b.probe_result(True)
+        world.advance(15.0)
         b.trip(SLOW)
         assert (b.opens, b.current_retry_interval_s) == (1, 5.0)
 

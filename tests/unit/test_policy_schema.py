@@ -28,7 +28,7 @@ class TestModels:
         assert policy.failure_rate.window == WindowConfig(type="count", size=100)
         assert policy.slow_call.window == WindowConfig(type="time", size=10)
         assert (policy.failure_rate.minimum_calls, policy.failure_rate.threshold_pct) == (20, 50.0)
-        assert (policy.breaker.retry_interval_ms, policy.breaker.max_retry_interval_ms) == (5000, 60000)
+        assert (policy.breaker.retry_interval_ms, policy.breaker.max_retry_interval_ms) == (1000, 4000)
         assert policy.rescue.header == "x-mutepro-rescued-from"
 
     def test_frozen(self) -> None:

@@ -1,0 +1,86 @@
+"""The recorded trace corpus (tests/traces/, recorded by benchmarks/record_traces.py on the real 3-broker cluster,
+12 partitions, default policy) replayed through the detection model under this version's default policy, against
+the goals of the detection model (docs/detection.md): no mute on a healthy cluster; after a leader stall (RF 1)
+a first mute within 1.5 s whatever the rate; no partition muted without a replica on the faulty broker; at most
+one flap per partition per fault; every partition unmuted within 5 s after the fault ends.
+
+Replay answers what the recording cannot (probes, and partitions the recording producer muted differently) by
+the fault schedule the harness wrote into each trace: see mutepro.trace.replay.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import pytest
+
+from mutepro.policy.schema import TopicPolicy
+from mutepro.trace import Replay, replay, summarize
+
+TRACES = Path(__file__).resolve().parents[2] / "traces"
+HEALTHY = ["healthy_quiet_50", "healthy_saturated"]
+FAULTS = [
+    "stall_rf1_50", "stall_rf1_5000", "limp_short_saturated", "limp_long_open", "stall_rf3_acks_all_keyed_50",
+    "kill_rf3_idempotent",
+]
+#: leader stalls with RF 1: only the stalled broker's partitions wait, and they must be muted quickly
+LEADER_STALLS = ["stall_rf1_50", "stall_rf1_5000"]
+
+
+@pytest.fixture(autouse=True)
+def _quiet() -> None:
+    logging.getLogger("mutepro").setLevel(logging.ERROR)
+
+
+def _replay(name: str, policy: TopicPolicy | None = None) -> Replay:
+    return replay(TRACES / f"{name}.jsonl.gz", policy or TopicPolicy())
+
+
+def test_the_corpus_is_complete() -> None:
+    assert sorted(p.name.removesuffix(".jsonl.gz") for p in TRACES.glob("*.jsonl.gz")) == sorted(HEALTHY + FAULTS)
+
+
+@pytest.mark.parametrize("name", HEALTHY)
+def test_a_healthy_cluster_mutes_nothing(name: str) -> None:
+    assert _replay(name).mutes() == []
+
+
+@pytest.mark.parametrize("name", FAULTS)
+def test_only_partitions_with_a_replica_on_the_faulty_broker_are_muted(name: str) -> None:
+    summary = summarize(_replay(name))
+    assert summary.false_mutes == ()
+    assert [fs.wrong for fs in summary.faults] == [()]
+
+
+@pytest.mark.parametrize("name", FAULTS)
+def test_at_most_one_flap_per_partition_per_fault(name: str) -> None:
+    (fs,) = summarize(_replay(name)).faults
+    assert fs.max_mutes_per_partition <= 2
+
+
+@pytest.mark.parametrize("name", FAULTS)
+def test_every_partition_is_unmuted_within_5_s_after_the_fault(name: str) -> None:
+    (fs,) = summarize(_replay(name)).faults
+    assert fs.still_muted == ()
+    assert fs.unmuted_after_s is not None and fs.unmuted_after_s <= 5.0
+
+
+@pytest.mark.parametrize("name", LEADER_STALLS)
+def test_a_leader_stall_is_muted_within_1_5_s_at_any_rate(name: str) -> None:
+    (fs,) = summarize(_replay(name)).faults
+    assert fs.first_mute_s is not None and fs.first_mute_s <= 1.5
+
+
+def test_the_stall_goal_fails_when_the_stall_rule_is_broken() -> None:
+    """The goals are sensitive: with the slow-call rules off, the leader stall is not muted in time."""
+    broken = TopicPolicy.model_validate({"slow_call": {"enabled": False}})
+    (fs,) = summarize(_replay("stall_rf1_5000", broken)).faults
+    assert fs.first_mute_s is None or fs.first_mute_s > 1.5
+
+
+def test_the_let_go_goal_fails_with_the_old_backoff() -> None:
+    """With the earlier breaker defaults (5 s doubling to 60 s) the stalled partitions stayed muted 7 s after it."""
+    old = TopicPolicy.model_validate({"breaker": {"retry_interval_ms": 5000, "max_retry_interval_ms": 60000}})
+    (fs,) = summarize(_replay("stall_rf1_5000", old)).faults
+    assert fs.unmuted_after_s is None or fs.unmuted_after_s > 5.0
