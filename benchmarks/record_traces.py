@@ -42,6 +42,7 @@ class Scenario:
     value_bytes: int = 512
     partitions: int = 12
     idempotent: bool = False
+    brokers: int = 3
 
 
 SCENARIOS = (
@@ -53,6 +54,10 @@ SCENARIOS = (
     Scenario("limp_long_open", 30, 20_000, "limp", fault_for=16, duty=0.5, period_s=4.0),
     Scenario("stall_rf3_acks_all_keyed_50", 34, 50, "stall", fault_for=20, rf=3, acks="all", keyed=True),
     Scenario("kill_rf3_idempotent", 30, 5000, "kill", fault_for=12, rf=3, acks="all", idempotent=True),
+    # more brokers than the 2 cores allow, a keyed rate above what they take: every broker slow in turns, then a
+    # real stall of one on top
+    Scenario("overloaded_5_brokers_keyed", 40, 20_000, "stall", broker=3, fault_at=20.0, fault_for=10.0, rf=3,
+             acks="all", keyed=True, partitions=20, brokers=5),
 )
 
 
@@ -123,12 +128,14 @@ def main() -> int:
         ap.error(f"--only: unknown scenarios {sorted(unknown)}; known: {[s.name for s in SCENARIOS]}")
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
-    with LocalCluster(ClusterSpec(brokers=3)) as cluster:
-        admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
-        for n, sc in enumerate(SCENARIOS):
-            if not wanted or sc.name in wanted:
-                run(cluster, admin, sc, out, n)
-                cluster.wait_ready(timeout_s=120.0)
+    chosen = [(n, sc) for n, sc in enumerate(SCENARIOS) if not wanted or sc.name in wanted]
+    for brokers in sorted({sc.brokers for _, sc in chosen}):
+        with LocalCluster(ClusterSpec(brokers=brokers)) as cluster:
+            admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers})
+            for n, sc in chosen:
+                if sc.brokers == brokers:
+                    run(cluster, admin, sc, out, n)
+                    cluster.wait_ready(timeout_s=120.0)
     return 0
 
 
