@@ -48,6 +48,7 @@ class Scenario:
 SCENARIOS = (
     Scenario("healthy_saturated", 20, 0),
     Scenario("healthy_quiet_50", 15, 50),
+    Scenario("healthy_saturated_1200", 20, 0, partitions=1200),
     Scenario("stall_rf1_5000", 26, 5000, "stall"),
     Scenario("stall_rf1_50", 26, 50, "stall"),
     Scenario("limp_short_saturated", 28, 0, "limp", fault_for=14),

@@ -533,6 +533,10 @@ class ProducerMuteManager:
                         continue
                     if only_counts and part.closed_at is not None and now - part.closed_at < grace:
                         continue  # it just passed its probes: direct evidence beats its neighbours' state
+                    if not only_counts and t.waiting is not None and part.partition not in t.waiting:
+                        # a broker slow or down by its statistics: only the partitions whose own messages wait
+                        # beyond normal are its doing (an overloaded cluster's slow rtt mutes nothing)
+                        continue
                     self._trip(t, part, verdict)
         for broker in set(self._broker_verdicts) - set(verdicts):
             log.info("broker_unmuted", broker=broker)

@@ -99,13 +99,12 @@ class TopicRecord:
         "policy",
         "probe_limit_s",
         "probing",
-        "rotating_until",
         "runtime",
         "saturated",
         "shared_slowness",
-        "slow_trips",
         "snapshot",
         "suspicions",
+        "waiting",
     )
 
     def __init__(self, name: str, policy: TopicPolicy) -> None:
@@ -118,11 +117,10 @@ class TopicRecord:
         # here and recomputed only when leaders or broker racks change, not in every round's rebuild.
         self.local: frozenset[int] | None = None
         self.saturated = False
-        self.shared_slowness = False  # slow-call verdicts were last dropped as the producer's own queue
-        # Per leader, when a partition it leads last tripped for slow calls; and until when slow-call verdicts
-        # are dropped because slowness went round every leader (see verdicts.without_rotation).
-        self.slow_trips: dict[int, float] = {}
-        self.rotating_until = 0.0
+        # The closed partitions whose messages waited beyond normal in the last round (None: no round yet): the
+        # ones a broker verdict from librdkafka's statistics mutes (see ProducerMuteManager._evaluate_brokers).
+        self.waiting: frozenset[int] | None = None
+        self.shared_slowness = False  # slow-call verdicts were last dropped as normal (see verdicts.beyond_normal)
         # The partitions the last detection round found not closed, plus those it tripped: what the round's
         # snapshot and broker rule read instead of every partition's state. None: no round yet.
         self.not_closed: set[int] | None = None

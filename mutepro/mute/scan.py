@@ -7,8 +7,9 @@ the records, the load reader and the time.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 
 from mutepro.detect.model import PartitionLoad
 from mutepro.mute.records import PartitionRecord, TopicRecord, since_reset
@@ -17,13 +18,12 @@ from mutepro.mute.verdicts import (
     ACTIVE_S,
     Candidate,
     age_outliers,
+    beyond_normal,
     cold_stalls_of_silent_leaders,
     congestion_outliers,
-    oldest_by_leader,
     probe_limit,
-    slow_on_its_own,
     slow_rates_still_waiting,
-    without_rotation,
+    waiting_beyond_normal,
     without_saturation,
 )
 
@@ -36,6 +36,59 @@ LoadReader = Callable[[str, int, float], PartitionLoad]
 #: idle partitions -- of 1,200, ~40 get messages in one tick -- and judging every one every 50 ms cost 13 ms of a
 #: 16 ms round, holding the GIL from the producing thread.
 QUIET_REJUDGE_S = 1.0
+
+
+@dataclass(frozen=True)
+class RoundView:
+    """What one round saw of a topic, read-only: the judgements' input besides the verdicts so far.
+
+    ``outstanding``: every closed partition's undelivered messages; ``ages``: the active closed partitions'
+    (written to within ``ACTIVE_S``) oldest undelivered age now; ``peaks``: their largest over the last 0.5-1 s;
+    ``held``: every closed partition's oldest undelivered age now.
+    """
+
+    topic: TopicRecord
+    now: float
+    outstanding: Mapping[int, int]
+    ages: Mapping[int, float]
+    peaks: Mapping[int, float]
+    held: Mapping[int, float]
+
+
+#: One topic-wide judgement: the round's view and the verdicts so far -> the verdicts that stand (and any new).
+Judgement = Callable[[RoundView, list[Candidate]], list[Candidate]]
+
+
+def _cold_stalls(v: RoundView, found: list[Candidate]) -> list[Candidate]:
+    return cold_stalls_of_silent_leaders(v.topic, found, v.now)
+
+
+def _still_waiting(v: RoundView, found: list[Candidate]) -> list[Candidate]:
+    return slow_rates_still_waiting(found)
+
+
+def _outliers(v: RoundView, found: list[Candidate]) -> list[Candidate]:
+    judged = {c[1].partition for c in found}
+    return found + age_outliers(v.topic, v.ages, v.peaks, judged, v.now, v.held)
+
+
+def _congestion(v: RoundView, found: list[Candidate]) -> list[Candidate]:
+    return congestion_outliers(found, v.outstanding, v.topic.policy.congestion.outlier_factor, v.ages.keys())
+
+
+def _normal(v: RoundView, found: list[Candidate]) -> list[Candidate]:
+    return beyond_normal(v.topic, found, v.peaks, v.held)
+
+
+def _saturation(v: RoundView, found: list[Candidate]) -> list[Candidate]:
+    return without_saturation(v.topic, found, v.ages, v.now)
+
+
+#: The topic-wide judgements of a round, in order, after each partition's own detectors gave their verdicts
+#: (see docs/detection.md): cold partitions judged with their leader; slow rates only while messages still wait;
+#: the relative age rule (steering, then muting); congestion only for an outlier; slowness only beyond what the
+#: topic's better-served partitions wait; nothing for slowness on most partitions at once.
+JUDGEMENTS: tuple[Judgement, ...] = (_cold_stalls, _still_waiting, _outliers, _congestion, _normal, _saturation)
 
 
 def _judged_lately(part: PartitionRecord, now: float) -> bool:
@@ -109,17 +162,12 @@ def scan_topic(t: TopicRecord, load_of: LoadReader, now: float, busy: frozenset[
                 candidates.append((t, part, verdict))
                 break
     t.not_closed = not_closed
-    leader_peaks = oldest_by_leader(t, active_peaks)
-    candidates = slow_on_its_own(t, candidates, leader_peaks)
-    candidates = cold_stalls_of_silent_leaders(t, candidates, now)
-    candidates = slow_rates_still_waiting(candidates)
-    judged = {c[1].partition for c in candidates}
-    candidates += age_outliers(t, active_ages, active_peaks, judged, now, held, leader_peaks)
-    factor = t.policy.congestion.outlier_factor
-    trips = without_saturation(
-        t, congestion_outliers(candidates, closed_outstanding, factor, active_ages.keys()), active_ages, now
-    )
-    scan = TopicScan(trips=without_rotation(t, trips, now))
+    view = RoundView(t, now, MappingProxyType(closed_outstanding), MappingProxyType(active_ages),
+                     MappingProxyType(active_peaks), MappingProxyType(held))
+    for judge in JUDGEMENTS:
+        candidates = judge(view, candidates)
+    scan = TopicScan(trips=candidates)
+    t.waiting = waiting_beyond_normal(t, active_peaks, held)
     t.probe_limit_s = probe_limit(t, active_peaks)
     if t.runtime.slow_call_enabled:
         for p in half_open:

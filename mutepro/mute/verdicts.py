@@ -110,52 +110,6 @@ def without_saturation(
     return [c for c in candidates if c[2].reason != MuteReason.SLOW_CALL]
 
 
-#: How long a leader counts as recently tripped for slow calls, and how long muting for slow calls then pauses
-#: (see :func:`without_rotation`).
-ROTATION_WINDOW_S = 10.0
-#: The fewest leaders a topic needs for :func:`without_rotation`: with two, one stalled broker and a single
-#: spurious verdict on the other would already stop the slow-call rules.
-ROTATION_MIN_LEADERS = 3
-
-
-def without_rotation(t: TopicRecord, candidates: list[Candidate], now: float) -> list[Candidate]:
-    """Drop the slow-call verdicts once slowness has gone round every leader of the topic: a slow-call trip that
-    would complete the set of leaders tripped within :data:`ROTATION_WINDOW_S` is dropped, and so is every
-    slow-call verdict for the next :data:`ROTATION_WINDOW_S`. Failure, congestion and broker verdicts, and the
-    breakers of partitions already muted (probes, re-mutes), are not touched. Logs once per pause.
-
-    Why: :func:`without_saturation` sees a cluster-wide slowdown only when it hits most partitions at once. A
-    CPU-starved cluster shows it in turns instead: on a freshly started 3-broker cluster sharing 2 cores with the
-    producer, the brokers used 5-11 us of CPU per message (1.7 later) and went silent for 1-8 s each in turn, so
-    the stall and outlier rules muted broker 1's partitions, then broker 3's, then broker 2's (67-102 mutes in
-    20 s, every one rescued and probed) and MuteProducer delivered 0.44-0.46x of the plain producer beside it.
-    Muting one broker moves its load onto brokers that are just as starved. A real fault is one broker (or two of
-    three) behind the others over and over: its leaders trip, the healthy ones do not, and nothing here applies.
-    Worked example, 12 partitions on brokers 1-3: broker 1 tripped at t=2 s, broker 3 at t=4 s; broker 2's
-    verdict at t=6 s would make three of three within 10 s: dropped, and no slow-call mute until t=16 s.
-    """
-    slow = [c for c in candidates if c[2].reason == MuteReason.SLOW_CALL]
-    if not slow:
-        return candidates
-    others = [c for c in candidates if c[2].reason != MuteReason.SLOW_CALL]
-    if now < t.rotating_until:
-        return others
-    leaders = {part.leader for part in t.partitions.values() if part.leader >= 0}
-    tripped = {leader for leader, at in t.slow_trips.items() if now - at <= ROTATION_WINDOW_S}
-    new = {c[1].leader for c in slow if c[1].leader >= 0}
-    if len(leaders) >= ROTATION_MIN_LEADERS and leaders <= tripped | new:
-        t.rotating_until = now + ROTATION_WINDOW_S
-        log.warning(
-            "slow_calls_rotating", topic=t.name, leaders=sorted(leaders), partitions=len(slow),
-            pause_s=ROTATION_WINDOW_S,
-            action="not muting for slow calls: every broker was slow in turn (the cluster, not one broker)",
-        )
-        return others
-    for leader in new:
-        t.slow_trips[leader] = now
-    return candidates
-
-
 #: How far a leader's oldest undelivered message must be behind every other leader's for a slow partition to be
 #: its leader's doing rather than the producer's own queue (see :func:`slow_on_its_own`).
 LEADER_FACTOR = 2.0
@@ -181,40 +135,69 @@ def leader_behind(leader: int, oldest: Mapping[int, float], floor_s: float = 0.0
     return oldest[leader] > max(floor_s, LEADER_FACTOR * min(others))
 
 
-def slow_on_its_own(t: TopicRecord, candidates: list[Candidate], oldest: Mapping[int, float]) -> list[Candidate]:
-    """Drop the slow-call verdicts of partitions whose leader is no further behind than every other leader
-    (``oldest``: per leader, the largest recent peak of its active partitions' oldest-undelivered ages, see
-    :meth:`PartitionRecord.note_age`): the wait is in the producer's own queue, and muting would only move it.
-    Logs once per burst.
+def lower_quartile(values: Collection[float]) -> float:
+    """The lower quartile, exclusive method: 12 values -> a quarter of the way from the 3rd smallest to the 4th;
+    3 values -> the smallest (so with three partitions, two stalled, the third is the reference)."""
+    return statistics.quantiles(values, n=4, method="exclusive")[0]
 
-    Peaks, not the ages at this instant: the rate rule also judges messages already delivered (1,954 of them
-    delivered 1.1 s late, nothing outstanding now), and at that instant another leader's partitions may happen
-    to hold nothing while they held 1 s old messages a moment ago.
 
-    Why: a closed loop fills librdkafka's queue (100,000 messages) and every message waits its turn, ~0.4 s
-    at 250,000 msg/s. With 12 partitions each partition's turn comes often; with 1,200 (400 per broker,
-    a batch of one or two messages each) some partition on *every* broker waits past the 1 s threshold at
-    times (measured: oldest per broker 0.9-1.07 s while the median partition holds nothing), and the
-    slow-call rule muted them one by one. A stalled or limping broker stands out the other way: its oldest
-    message ages on (1 s, 2 s, ...) while a healthy broker's stays at milliseconds, or at the queue's wait,
-    which a stall soon leaves 2x behind. Two brokers of three stalled: the third is the reference, and this rule
-    keeps both (:func:`without_saturation` then holds back whatever would make more than half muted). Every
-    leader behind at once is the producer or the whole cluster, as in :func:`without_saturation`.
-    The leader must also be behind *now*, past the steering floor (``avoid_min_ms``, 150 ms): the rate rule
-    counts the last 10 s, and a partition whose 39 start-up messages took over 1 s was muted 8 s later, with its
-    leader answering in 2 ms and the others in 1 ms.
-    A topic whose active partitions all have one leader has nothing to compare with: its verdicts stand.
+#: Active partitions a round needs before what the better-served of them wait means anything (a topic on three
+#: brokers written to one partition each).
+NORMAL_MIN_PEERS = 3
+
+
+def normal_limit(t: TopicRecord, peaks: Mapping[int, float]) -> float | None:
+    """``slow_call.outlier_factor`` times the lower quartile of ``peaks`` (see :func:`beyond_normal`); ``None``
+    with fewer than :data:`NORMAL_MIN_PEERS` active partitions."""
+    if len(peaks) < NORMAL_MIN_PEERS:
+        return None
+    return t.policy.slow_call.outlier_factor * lower_quartile(list(peaks.values()))
+
+
+def waiting_beyond_normal(t: TopicRecord, peaks: Mapping[int, float], held: Mapping[int, float]) -> frozenset[int]:
+    """The closed partitions whose oldest undelivered message is older than :func:`normal_limit` (every one
+    holding a message when there is no limit): the ones a broker verdict from statistics may mute."""
+    limit = normal_limit(t, peaks)
+    return frozenset(p for p, age in held.items() if age > (limit or 0.0))
+
+
+def beyond_normal(
+    t: TopicRecord, candidates: list[Candidate], peaks: Mapping[int, float], held: Mapping[int, float],
+) -> list[Candidate]:
+    """Keep a slow-call verdict only while its partition's oldest undelivered message (``held``) is older than
+    ``slow_call.outlier_factor`` times what the topic's better-served partitions wait now: the lower quartile of
+    the active partitions' recent peaks (``peaks``: their largest oldest-undelivered age over the last 0.5-1 s).
+    Other verdicts pass; so does every verdict with fewer than :data:`NORMAL_MIN_PEERS` active partitions to
+    compare with. Logs once per burst.
+
+    Why: a partition is slow when *its* messages wait longer than messages the producer sends elsewhere; when
+    the better-served quarter of the topic waits as long, the wait is the producer's own queue or the whole
+    cluster, and muting only moves it (and scatters keys). One rule for what took three before (a leader no
+    further behind than every other, slowness going round every leader within 10 s, a 2x leader factor).
+
+    Worked numbers (the trace corpus, tests/traces/, 12 or 20 partitions, factor 5):
+
+    - one broker of three stalled, RF 1: its 4 partitions age past 1 s, the other 8 peak at ~5 ms: the lower
+      quartile is ~5 ms, 5x is 25 ms: the stall verdicts stand (muted 1.06 s in, at 50 msg/s as at 5,000);
+    - RF 3, acks=all, the stalled broker in every ISR: all 12 partitions age together until Kafka drops it from
+      the ISRs, the lower quartile ages with them and nothing is muted; afterwards the partitions it led still
+      wait while the others peak at milliseconds: those are muted;
+    - a killed broker, RF 3, idempotent producer: its partitions and its followers' wait together; when
+      leadership moves, the new leaders' partitions hold messages 9 s old that were stuck behind the dead
+      follower -- and so does the better-served quarter: the new leader is not muted for what it inherited;
+    - 5 brokers on 2 cores, 20,000 keyed msg/s: every partition's oldest message climbs to 1-2 s together every
+      few seconds; no partition is 5x the lower quartile at those moments, so none is muted for it.
     """
-    floor = t.runtime.avoid_floor_s
-    kept = [
-        c for c in candidates if c[2].reason != MuteReason.SLOW_CALL or leader_behind(c[1].leader, oldest, floor)
-    ]
+    limit = normal_limit(t, peaks)
+    if limit is None:
+        return candidates
+    normal = limit / t.policy.slow_call.outlier_factor
+    kept = [c for c in candidates if c[2].reason != MuteReason.SLOW_CALL or held.get(c[1].partition, 0.0) > limit]
     dropped = len(candidates) - len(kept)
     if dropped and not t.shared_slowness:
         log.info(
-            "slow_calls_shared", topic=t.name, partitions=dropped,
-            oldest_by_leader_s={n: round(a, 3) for n, a in sorted(oldest.items())},
-            action="not muting: every leader is as far behind (the producer's own queue)",
+            "slow_calls_normal", topic=t.name, partitions=dropped, normal_wait_s=round(normal, 3),
+            action="not muting: the topic's better-served partitions wait about as long",
         )
     t.shared_slowness = dropped > 0
     return kept
@@ -424,8 +407,10 @@ def probe_limit(t: TopicRecord, peaks: Mapping[int, float]) -> float:
     if not rt.slow_outlier_enabled or len(peaks) < MIN_PEERS:
         return rt.slow_threshold_s
     scaled = rt.slow_outlier_factor * statistics.median(peaks.values())
-    bar = min(rt.slow_outlier_min_s, max(rt.slow_outlier_min_s / 2, scaled))
-    return min(rt.slow_threshold_s, bar)
+    bar = min(rt.slow_threshold_s, rt.slow_outlier_min_s, max(rt.slow_outlier_min_s / 2, scaled))
+    # ... but never below what counts as normal (beyond_normal): in an overloaded cluster whose better-served
+    # quarter waits 1 s, a probe answered in 1.2 s is as good as any partition's message
+    return max(bar, normal_limit(t, peaks) or 0.0)
 
 
 def own_evidence_by_leader(topics: Iterable[TopicRecord]) -> dict[int, int]:

@@ -675,15 +675,6 @@ class TestBrokerMuting:
         assert rig.mgr.muted_partitions() == {T: [1, 4]}
 
 
-class TestRotation:
-    def test_slowness_going_round_every_broker_stops_the_slow_call_mutes(self, rig: Rig) -> None:
-        """Brokers 1, 2 and 3 stalling in turn within 10 s: the first two are muted, the third is not."""
-        assert rig.stall(0) == [(T, 0)]  # broker 1
-        assert rig.stall(1) == [(T, 1)]  # broker 2
-        assert rig.stall(2) == []  # broker 3 would make every leader: the cluster, not a broker
-        assert not rig.mgr.is_muted(T, 2)
-
-
 class TestLeaderMove:
     def test_move_to_healthy_broker_unmutes(self, rig: Rig) -> None:
         """Leadership moving from the muted partition's broker to a healthy one unmutes it at once."""

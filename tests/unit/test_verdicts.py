@@ -11,17 +11,17 @@ from mutepro.mute.records import PartitionRecord, TopicRecord
 from mutepro.mute.states import BreakerState
 from mutepro.mute.suspicion import CONFIRM_EPISODES
 from mutepro.mute.verdicts import (
-    ROTATION_WINDOW_S,
     Candidate,
     age_outliers,
+    beyond_normal,
     congestion_outliers,
     leader_behind,
+    normal_limit,
     oldest_by_leader,
     own_evidence_by_leader,
     probe_limit,
-    slow_on_its_own,
     slow_rates_still_waiting,
-    without_rotation,
+    waiting_beyond_normal,
     without_saturation,
     written_by_leader,
 )
@@ -168,60 +168,6 @@ class TestWithoutSaturation:
         assert len(without_saturation(t, candidates(t, SLOW, [0]))) == 1
 
 
-class TestWithoutRotation:
-    """Leaders 1, 2, 3 (partition p led by p % 3 + 1): partition 0 on broker 1, 1 on 2, 2 on 3."""
-
-    def test_one_broker_tripping_again_and_again_is_kept(self) -> None:
-        """A real fault: the same broker's partitions trip round after round; every verdict stands."""
-        t = topic()
-        for now in (0.0, 2.0, 4.0, 6.0):
-            assert len(without_rotation(t, candidates(t, SLOW, [1, 4]), now)) == 2
-
-    def test_two_brokers_of_three_are_both_kept(self) -> None:
-        """Two brokers stalled: the third is the reference, both are muted."""
-        t = topic()
-        assert len(without_rotation(t, candidates(t, SLOW, [1]), 0.0)) == 1
-        assert len(without_rotation(t, candidates(t, SLOW, [2]), 1.0)) == 1
-
-    def test_the_trip_completing_every_leader_is_dropped(self) -> None:
-        """Brokers 1 and 3 tripped within the window: broker 2's slow-call verdict would make three of three."""
-        t = topic()
-        without_rotation(t, candidates(t, SLOW, [0]), 2.0)
-        without_rotation(t, candidates(t, SLOW, [2]), 4.0)
-        assert without_rotation(t, candidates(t, SLOW, [1]), 6.0) == []
-
-    def test_the_pause_drops_every_slow_verdict_and_keeps_others(self) -> None:
-        """For the window after, slow-call verdicts of any broker go; failure and congestion verdicts stay."""
-        t = topic()
-        without_rotation(t, candidates(t, SLOW, [0]), 0.0)
-        without_rotation(t, candidates(t, SLOW, [2]), 1.0)
-        without_rotation(t, candidates(t, SLOW, [1]), 2.0)
-        mixed = candidates(t, SLOW, [3]) + candidates(t, FAILING, [4])
-        kept = without_rotation(t, mixed, 2.0 + ROTATION_WINDOW_S - 0.1)
-        assert [(c[1].partition, c[2].reason) for c in kept] == [(4, MuteReason.FAILURE_RATE)]
-
-    def test_muting_resumes_after_the_pause(self) -> None:
-        """Once the pause is over and the old trips aged out, a slow partition is muted again."""
-        t = topic()
-        without_rotation(t, candidates(t, SLOW, [0]), 0.0)
-        without_rotation(t, candidates(t, SLOW, [2]), 1.0)
-        without_rotation(t, candidates(t, SLOW, [1]), 2.0)
-        assert len(without_rotation(t, candidates(t, SLOW, [1]), 2.0 + ROTATION_WINDOW_S + 0.1)) == 1
-
-    def test_trips_older_than_the_window_do_not_count(self) -> None:
-        """Broker 1 tripped 11 s ago and broker 3 now: broker 2 is only the second leader within the window."""
-        t = topic()
-        without_rotation(t, candidates(t, SLOW, [0]), 0.0)
-        without_rotation(t, candidates(t, SLOW, [2]), ROTATION_WINDOW_S + 1.0)
-        assert len(without_rotation(t, candidates(t, SLOW, [1]), ROTATION_WINDOW_S + 1.5)) == 1
-
-    def test_a_topic_on_two_brokers_is_never_paused(self) -> None:
-        """With two leaders, one stalled broker and a spurious verdict on the other would stop all muting."""
-        t = topic(leaders=2)
-        without_rotation(t, candidates(t, SLOW, [0]), 0.0)
-        assert len(without_rotation(t, candidates(t, SLOW, [1]), 1.0)) == 1
-
-
 class TestOwnEvidenceByLeader:
     def test_counts_open_partitions_per_leader(self) -> None:
         """Open breakers with their own verdict count against their leader."""
@@ -250,37 +196,58 @@ class TestWrittenByLeader:
         assert written_by_leader([t]) == {1: 2, 2: 2}
 
 
-class TestSlowOnItsOwn:
-    def test_every_leader_as_far_behind_drops_slow_verdicts(self) -> None:
-        """Oldest 0.9, 1.0 and 1.07 s per broker (a saturated queue over 1,200 partitions): no slow-call mute."""
+class TestBeyondNormal:
+    """Partition p is led by broker p % 3 + 1; peaks are the active partitions' recent oldest-undelivered ages."""
+
+    def test_a_stall_among_quick_peers_stands(self) -> None:
+        """Broker 2's partitions 1.2 s old, the other 8 at ~5 ms: 5 x the lower quartile is ~25 ms: kept."""
         t = topic()
-        oldest = {1: 0.9, 2: 1.0, 3: 1.07}
-        kept = slow_on_its_own(t, candidates(t, SLOW, [0, 2]) + candidates(t, FAILING, [1]), oldest)
+        peaks = {p: (1.2 if p % 3 == 1 else 0.005) for p in range(12)}
+        kept = beyond_normal(t, candidates(t, SLOW, [1, 4]), peaks, peaks)
+        assert [c[1].partition for c in kept] == [1, 4]
+        assert not t.shared_slowness
+
+    def test_everyone_waiting_as_long_is_normal(self) -> None:
+        """Every partition 0.9-1.07 s deep (the producer's own queue, or a cluster slow everywhere): slow-call
+        verdicts dropped, others kept, said once."""
+        t = topic()
+        peaks = {p: 0.9 + 0.015 * p for p in range(12)}
+        kept = beyond_normal(t, candidates(t, SLOW, [0, 2]) + candidates(t, FAILING, [1]), peaks, peaks)
         assert [(c[1].partition, c[2].reason) for c in kept] == [(1, MuteReason.FAILURE_RATE)]
         assert t.shared_slowness
 
-    def test_a_leader_far_behind_the_youngest_other_keeps_them(self) -> None:
-        """Leaders 1 and 2 stalled (1.5 s) while leader 3 is at 2 ms: both kept (the third is the reference)."""
+    def test_two_brokers_of_three_stalled_are_both_kept(self) -> None:
+        """The third broker is the better-served quarter: the stalls of the other two stand."""
         t = topic()
-        kept = slow_on_its_own(t, candidates(t, SLOW, [0, 1]), {1: 1.5, 2: 1.5, 3: 0.002})
-        assert [c[1].partition for c in kept] == [0, 1]
-        assert not t.shared_slowness
+        peaks = {p: (0.003 if p % 3 == 0 else 2.0) for p in range(12)}
+        assert len(beyond_normal(t, candidates(t, SLOW, [1, 2]), peaks, peaks)) == 2
 
-    def test_a_leader_fast_now_is_not_behind(self) -> None:
-        """2 ms against 1 ms is 2x, but under the steering floor (150 ms): a past slowness, dropped."""
+    def test_the_age_now_decides_not_the_peak(self) -> None:
+        """A partition that peaked at 1.5 s but holds nothing old now (held 10 ms) is not waiting beyond normal."""
         t = topic()
-        assert slow_on_its_own(t, candidates(t, SLOW, [1]), {1: 0.001, 2: 0.002, 3: 0.001}) == []
+        peaks = {p: (1.5 if p == 1 else 0.004) for p in range(12)}
+        held = {**peaks, 1: 0.01}
+        assert beyond_normal(t, candidates(t, SLOW, [1]), peaks, held) == []
 
-    def test_nothing_to_compare_keeps_the_verdict(self) -> None:
-        """One leader with traffic, or a leader unknown: the verdict stands."""
+    def test_too_few_active_partitions_keep_every_verdict(self) -> None:
+        """Two active partitions: nothing to compare with, the verdict stands."""
         t = topic()
-        assert len(slow_on_its_own(t, candidates(t, SLOW, [0]), {1: 1.5})) == 1
-        assert leader_behind(-1, {1: 1.0, 2: 1.0}) and leader_behind(3, {1: 1.0, 2: 1.0})
+        peaks = {0: 1.0, 1: 1.0}
+        assert len(beyond_normal(t, candidates(t, SLOW, [0]), peaks, peaks)) == 1
+        assert normal_limit(t, peaks) is None
+
+    def test_waiting_beyond_normal_names_the_partitions(self) -> None:
+        """What a broker verdict from statistics may mute: only partitions whose own messages wait."""
+        t = topic()
+        peaks = {p: (0.002 if p < 9 else 0.8) for p in range(12)}
+        held = {**peaks, 5: 0.0}
+        assert waiting_beyond_normal(t, peaks, held) == frozenset({9, 10, 11})
 
     def test_oldest_by_leader_takes_each_leaders_maximum(self) -> None:
         """Ages of partitions 0, 3 (leader 1) and 1 (leader 2): the larger per leader."""
         t = topic()
         assert oldest_by_leader(t, {0: 0.2, 3: 0.7, 1: 0.1}) == {1: 0.7, 2: 0.1}
+        assert leader_behind(-1, {1: 1.0, 2: 1.0}) and leader_behind(3, {1: 1.0, 2: 1.0})
 
 
 NOW = 100.0
@@ -460,16 +427,22 @@ class TestProbeLimit:
         assert abs(probe_limit(t, dict.fromkeys(range(11), 0.06)) - 0.3) < 1e-9
 
     def test_never_above_the_outlier_floor(self) -> None:
-        """Peers 120 ms deep would give 0.6 s, at which five spaced probes can all pass in a 0.8 s-per-second
-        limp: capped at outlier_min_ms (0.4 s); 0.5 s deep peers (2.5 s) too."""
+        """Peers 120 ms deep (a third of them at 2 ms) would give 0.6 s, at which five spaced probes can all pass
+        in a 0.8 s-per-second limp: capped at outlier_min_ms (0.4 s)."""
         t = topic()
-        assert probe_limit(t, dict.fromkeys(range(11), 0.12)) == 0.4
-        assert probe_limit(t, dict.fromkeys(range(11), 0.5)) == 0.4
+        peaks = {p: (0.002 if p < 4 else 0.12) for p in range(12)}
+        assert probe_limit(t, peaks) == 0.4
 
     def test_never_above_the_slow_threshold(self) -> None:
         """A slow threshold below the outlier floor caps the bar too."""
         t = topic(policy=TopicPolicy.model_validate({"slow_call": {"threshold_ms": 300}}))
-        assert probe_limit(t, dict.fromkeys(range(11), 0.5)) == 0.3
+        peaks = {p: (0.002 if p < 4 else 0.5) for p in range(12)}
+        assert probe_limit(t, peaks) == 0.3
+
+    def test_never_below_normal(self) -> None:
+        """Every peer 0.5 s deep (an overloaded cluster): a probe answered within 5 x 0.5 s is as good as any."""
+        t = topic()
+        assert probe_limit(t, dict.fromkeys(range(11), 0.5)) == 2.5
 
     def test_without_peers_the_slow_threshold(self) -> None:
         """No active peers (all muted, or one-partition traffic): the slow threshold."""

@@ -20,6 +20,8 @@ from mutepro.trace import Replay, replay, summarize
 
 TRACES = Path(__file__).resolve().parents[2] / "traces"
 HEALTHY = ["healthy_quiet_50", "healthy_saturated"]
+#: a saturated closed loop over a fresh 1,200-partition topic: its start-up waits on the new partitions' logs
+WIDE = "healthy_saturated_1200"
 FAULTS = [
     "stall_rf1_50", "stall_rf1_5000", "limp_short_saturated", "limp_long_open", "stall_rf3_acks_all_keyed_50",
     "kill_rf3_idempotent",
@@ -41,7 +43,7 @@ def _replay(name: str, policy: TopicPolicy | None = None) -> Replay:
 
 def test_the_corpus_is_complete() -> None:
     names = sorted(p.name.removesuffix(".jsonl.gz") for p in TRACES.glob("*.jsonl.gz"))
-    assert names == sorted([*HEALTHY, *FAULTS, OVERLOADED])
+    assert names == sorted([*HEALTHY, *FAULTS, OVERLOADED, WIDE])
 
 
 @pytest.mark.parametrize("name", HEALTHY)
@@ -89,15 +91,23 @@ def test_the_let_go_goal_fails_with_the_old_backoff() -> None:
     assert fs.unmuted_after_s is None or fs.unmuted_after_s > 5.0
 
 
-@pytest.mark.xfail(strict=True, reason="open (issue 28): an overloaded cluster is muted in turns; the model needs a "
-                   "baseline of what every partition waits before this trace can pass")
 def test_an_overloaded_cluster_is_not_muted_outside_its_fault() -> None:
+    """Slow everywhere in turns is normal there: no mute before the stall or after it, and the stall's mutes
+    only hit partitions with a replica on the stalled broker."""
     summary = summarize(_replay(OVERLOADED))
     assert summary.false_mutes == ()
+    (fs,) = summary.faults
+    assert fs.wrong == () and fs.first_mute_s is not None
 
 
-def test_an_overloaded_cluster_today_mutes_outside_its_fault() -> None:
-    """What the model does today on the overloaded trace, so a change to it shows here (41 false mutes)."""
-    summary = summarize(_replay(OVERLOADED))
-    assert len(summary.false_mutes) > 0
-    assert {d.broker for d in summary.false_mutes} >= {1, 3}
+def test_the_overload_goal_fails_without_the_normal_wait() -> None:
+    """Sensitive: with the normal-wait rule neutralised (factor 1: anything older than the quickest quarter
+    counts) the overloaded cluster is muted outside its fault."""
+    broken = TopicPolicy.model_validate({"slow_call": {"outlier_factor": 1.0}})
+    assert summarize(_replay(OVERLOADED, broken)).false_mutes != ()
+
+
+@pytest.mark.xfail(strict=True, reason="open (issue 28): a saturated start over 1,200 fresh partitions mutes 5-7 "
+                   "partitions whose first messages wait seconds for their new logs while their brokers answer")
+def test_a_wide_saturated_start_mutes_nothing() -> None:
+    assert _replay(WIDE).mutes() == []
