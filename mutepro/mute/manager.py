@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeGuard
 
 from mutepro.detect.broker import BrokerDetector
@@ -299,8 +299,12 @@ class ProducerMuteManager:
 
     # -- driver-thread API ------------------------------------------------------------------------------
 
-    def ensure_topic(self, topic: str, partition_count: int, leaders: Mapping[int, int]) -> None:
-        """Create (or grow) the topic's partitions and publish its first snapshot."""
+    def ensure_topic(
+        self, topic: str, partition_count: int, leaders: Mapping[int, int],
+        replicas: Mapping[int, Sequence[int]] | None = None,
+    ) -> None:
+        """Create (or grow) the topic's partitions and publish its first snapshot. ``replicas``: each partition's
+        replica brokers (what a mute event names as the broker its messages wait on)."""
         with self._lock:
             t = self._topics.get(topic)
             if t is None:
@@ -309,6 +313,8 @@ class ProducerMuteManager:
             for p in range(partition_count):
                 if p not in t.partitions:
                     t.partitions[p] = self._new_partition(topic, p, t.policy)
+            if replicas is not None:
+                t.replicas = {p: tuple(r) for p, r in replicas.items()}
             self._apply_leaders(t, leaders)
             self._rebuild(topic)
 

@@ -99,6 +99,7 @@ class TopicRecord:
         "policy",
         "probe_limit_s",
         "probing",
+        "replicas",
         "runtime",
         "saturated",
         "shared_slowness",
@@ -113,6 +114,7 @@ class TopicRecord:
         self.partitions: dict[int, PartitionRecord] = {}
         self.snapshot: TopicSnapshot | None = None
         self.probing: frozenset[int] = frozenset()
+        self.replicas: dict[int, tuple[int, ...]] = {}  # partition -> replica brokers, from the metadata
         # Rack-aware partitioning: the partitions led in the producer's rack (None: off for this topic), kept
         # here and recomputed only when leaders or broker racks change, not in every round's rebuild.
         self.local: frozenset[int] | None = None

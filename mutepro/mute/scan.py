@@ -7,11 +7,11 @@ the records, the load reader and the time.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from mutepro.detect.model import PartitionLoad
+from mutepro.detect.model import MuteReason, PartitionLoad, Verdict
 from mutepro.mute.records import PartitionRecord, TopicRecord, since_reset
 from mutepro.mute.states import BreakerState
 from mutepro.mute.verdicts import (
@@ -24,6 +24,7 @@ from mutepro.mute.verdicts import (
     probe_limit,
     slow_rates_still_waiting,
     waiting_beyond_normal,
+    waits_on,
     without_saturation,
 )
 
@@ -89,6 +90,15 @@ def _saturation(v: RoundView, found: list[Candidate]) -> list[Candidate]:
 #: the relative age rule (steering, then muting); congestion only for an outlier; slowness only beyond what the
 #: topic's better-served partitions wait; nothing for slowness on most partitions at once.
 JUDGEMENTS: tuple[Judgement, ...] = (_cold_stalls, _still_waiting, _outliers, _congestion, _normal, _saturation)
+
+
+def _with_cause(t: TopicRecord, cand: Candidate, waiting: frozenset[int], active: Collection[int]) -> Candidate:
+    """A slow-call verdict names the broker its partition's messages wait on (see verdicts.waits_on)."""
+    _, part, verdict = cand
+    if verdict.reason != MuteReason.SLOW_CALL:
+        return cand
+    role, broker = waits_on(t, part.partition, waiting | {part.partition}, {*active, part.partition})
+    return t, part, Verdict(verdict.reason, {**verdict.detail, "waits_on": role, "waits_on_broker": broker})
 
 
 def _judged_lately(part: PartitionRecord, now: float) -> bool:
@@ -166,8 +176,8 @@ def scan_topic(t: TopicRecord, load_of: LoadReader, now: float, busy: frozenset[
                      MappingProxyType(active_peaks), MappingProxyType(held))
     for judge in JUDGEMENTS:
         candidates = judge(view, candidates)
-    scan = TopicScan(trips=candidates)
-    t.waiting = waiting_beyond_normal(t, active_peaks, held)
+    t.waiting = waiting = waiting_beyond_normal(t, active_peaks, held)
+    scan = TopicScan(trips=[_with_cause(t, c, waiting, active_ages.keys()) for c in candidates])
     t.probe_limit_s = probe_limit(t, active_peaks)
     if t.runtime.slow_call_enabled:
         for p in half_open:

@@ -444,3 +444,24 @@ def written_by_leader(topics: Iterable[TopicRecord]) -> dict[int, int]:
             if part.leader >= 0 and (part.active_at is not None or part.breaker.state is not BreakerState.CLOSED):
                 written[part.leader] = written.get(part.leader, 0) + 1
     return written
+
+
+def waits_on(t: TopicRecord, partition: int, waiting: Collection[int], active: Collection[int]) -> tuple[str, int]:
+    """Which broker a waiting partition's messages wait on, and as what (``"leader"`` or ``"replica"``): of its
+    replicas, the one whose active partitions are most often waiting now (ties: the leader). With acks=all a
+    stopped follower holds up every partition it replicates; the broker they have in common is the cause.
+
+    Worked numbers, 5 brokers, RF 3, broker 4 stopped as a follower: the 12 partitions with a replica on broker 4
+    wait, the other 8 do not; a waiting partition led by broker 1 with replicas (1, 4, 5) has broker 1 at 4 of
+    its 12 active partitions waiting, broker 4 at 12 of 12, broker 5 at 7 of 12: it waits on broker 4, a replica.
+    Without replicas known (or RF 1) it is its leader.
+    """
+    leader = t.partitions[partition].leader
+    replicas = t.replicas.get(partition) or (leader,)
+    best, best_share = leader, -1.0
+    for broker in replicas:
+        mine = [q for q in active if broker in (t.replicas.get(q) or (t.partitions[q].leader,))]
+        share = sum(1 for q in mine if q in waiting) / len(mine) if mine else 0.0
+        if share > best_share or (share == best_share and broker == leader):
+            best, best_share = broker, share
+    return ("leader" if best == leader else "replica"), best

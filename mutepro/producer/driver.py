@@ -136,7 +136,8 @@ class Driver:
                 for p in core.early_delivered.pop(topic, ()):
                     if p < tally.count and tally.warm[p] < 0:
                         tally.warm[p] = tally.sent[p]  # delivered before tracking: warm, every tracked send judged
-            manager.ensure_topic(topic, len(tmd.partitions), leaders)
+            replicas = {p: list(getattr(pm, "replicas", None) or [pm.leader]) for p, pm in tmd.partitions.items()}
+            manager.ensure_topic(topic, len(tmd.partitions), leaders, replicas)
             if self._recorder is not None:
                 self._recorder.metadata(now, topic, tmd.partitions, core.policy_for(topic))
             core.wanted_topics.discard(topic)

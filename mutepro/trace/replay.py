@@ -189,7 +189,7 @@ def replay(
             if topic in leaders:
                 manager.update_leaders(topic, new)
             else:
-                manager.ensure_topic(topic, len(rows), new)
+                manager.ensure_topic(topic, len(rows), new, {int(r[0]): list(r[2]) for r in rows})
             leaders[topic] = new
         elif kind == "stats":
             stats = _stats(rec)

@@ -22,6 +22,7 @@ from mutepro.mute.verdicts import (
     probe_limit,
     slow_rates_still_waiting,
     waiting_beyond_normal,
+    waits_on,
     without_saturation,
     written_by_leader,
 )
@@ -473,3 +474,28 @@ class TestSlowRatesStillWaiting:
             + candidates(t, CONGESTED, [3])
         )
         assert [c[1].partition for c in kept] == [0, 1, 2, 3]
+
+
+class TestWaitsOn:
+    def _five_brokers(self) -> TopicRecord:
+        """20 partitions on brokers 1-5, RF 3: partition p on (p % 5 + 1, (p + 1) % 5 + 1, (p + 2) % 5 + 1)."""
+        t = topic(partitions=20, leaders=5)
+        t.replicas = {p: (p % 5 + 1, (p + 1) % 5 + 1, (p + 2) % 5 + 1) for p in range(20)}
+        return t
+
+    def test_a_stopped_follower_is_named_as_a_replica(self) -> None:
+        """Broker 4 stopped: the 12 partitions with a replica on it wait; partition 1 (led by 2) waits on 4."""
+        t = self._five_brokers()
+        waiting = {p for p, reps in t.replicas.items() if 4 in reps}
+        assert len(waiting) == 12
+        assert waits_on(t, 1, waiting, range(20)) == ("replica", 4)
+
+    def test_a_stopped_leader_is_named_as_the_leader(self) -> None:
+        """With acks=1 only broker 4's own partitions wait: they wait on their leader."""
+        t = self._five_brokers()
+        waiting = {p for p in range(20) if t.partitions[p].leader == 4}
+        assert waits_on(t, 3, waiting, range(20)) == ("leader", 4)
+
+    def test_without_replicas_it_is_the_leader(self) -> None:
+        t = topic()
+        assert waits_on(t, 2, {2}, range(12)) == ("leader", 3)
