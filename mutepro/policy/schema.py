@@ -261,8 +261,8 @@ class BreakerConfig(_Model):
     )
     max_retry_interval_ms: int = Field(
         default=4000, ge=1, le=86_400_000,
-        description="Cap of the backed-off retry interval (at most a day): once a fault ends, the partition is "
-        "probed again within this long and unmuted once half_open_probes probes passed (~1 s more at the default "
+        description="Cap of the backed-off retry interval (at most a day; left out, at least retry_interval_ms): "
+        "once a fault ends, the partition is probed again within this long and unmuted once half_open_probes probes passed (~1 s more at the default "
         "spacing), so about 5 s after the fault at the defaults.",
     )
     backoff_multiplier: float = Field(default=2.0, ge=1, description="Retry interval growth after each failed probe.")
@@ -277,7 +277,11 @@ class BreakerConfig(_Model):
 
     @model_validator(mode="after")
     def _cap_above_start(self) -> BreakerConfig:
-        # 5000 ms doubling up to a 2000 ms cap would make the "cap" shorten the very first wait.
+        # A cap left at its default follows a longer first wait (retry_interval_ms: 60000 alone means "wait a
+        # minute", not an error about a cap nobody wrote); a cap written below the first wait is refused: 5000 ms
+        # doubling up to a 2000 ms cap would make the "cap" shorten the very first wait.
+        if "max_retry_interval_ms" not in self.model_fields_set and self.max_retry_interval_ms < self.retry_interval_ms:
+            object.__setattr__(self, "max_retry_interval_ms", self.retry_interval_ms)
         if self.max_retry_interval_ms < self.retry_interval_ms:
             raise cross_field_error(
                 "max_retry_interval_ms",

@@ -115,3 +115,14 @@ class TestKeyedPolicyEnum:
         with pytest.raises(PolicyError, match=r"did you mean 'hold'") as info:
             load_policy({"defaults": {"keyed_policy": "holdd"}}, env={})
         assert "'reroute', 'hold', 'fail', 'ignore'" in str(info.value)
+
+
+class TestBreakerCap:
+    def test_a_cap_left_out_follows_a_longer_first_wait(self) -> None:
+        """retry_interval_ms 60000 alone: the cap (default 4000) follows it instead of refusing the policy."""
+        policy = TopicPolicy.model_validate({"breaker": {"retry_interval_ms": 60000}})
+        assert (policy.breaker.retry_interval_ms, policy.breaker.max_retry_interval_ms) == (60000, 60000)
+
+    def test_a_cap_written_below_the_first_wait_is_refused(self) -> None:
+        with pytest.raises(ValidationError, match="backoff cap is below the first retry interval"):
+            TopicPolicy.model_validate({"breaker": {"retry_interval_ms": 60000, "max_retry_interval_ms": 4000}})
