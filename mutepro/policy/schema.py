@@ -262,8 +262,8 @@ class BreakerConfig(_Model):
     max_retry_interval_ms: int = Field(
         default=4000, ge=1, le=86_400_000,
         description="Cap of the backed-off retry interval (at most a day; left out, at least retry_interval_ms): "
-        "once a fault ends, the partition is probed again within this long and unmuted once half_open_probes probes passed (~1 s more at the default "
-        "spacing), so about 5 s after the fault at the defaults.",
+        "once a fault ends, the partition is probed again within this long and unmuted once half_open_probes "
+        "probes passed (~1 s more at the default spacing), so about 5 s after the fault at the defaults.",
     )
     backoff_multiplier: float = Field(default=2.0, ge=1, description="Retry interval growth after each failed probe.")
     half_open_probes: int = Field(
