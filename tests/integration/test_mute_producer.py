@@ -173,37 +173,25 @@ class TestStalledBroker:
 
 
 class TestRotation:
-    def test_stalls_going_round_every_broker_pause_the_slow_call_mutes(
-        self, kafka_cluster: LocalCluster, topic_factory, caplog: pytest.LogCaptureFixture
-    ) -> None:
-        """Brokers 1, 3, then 2 stalled in turn: the first two are muted, the third's slow calls are not."""
+    def test_brokers_stalled_in_turn_are_each_muted_alone(self, kafka_cluster: LocalCluster, topic_factory) -> None:
+        """Brokers 1, 3, then 2 stalled in turn (RF 1, acks=1) while the others answer: each stall is a real fault
+        and its partitions alone are muted, then unmuted once it ends. (A cluster slow everywhere in turns, where
+        the other partitions wait as long, mutes nothing: the overloaded trace of tests/unit/trace.)"""
         topic = topic_factory(replica_assignment=RF1)
         ledger = Ledger()
-        # a short retry interval: each broker is unmuted once it answers again, so that no two are muted at once
-        # (two brokers of three muted is more than half the partitions: the saturation rule's case, not this one)
+        # a short retry interval: each broker is unmuted once it answers again, before the next one stalls
         policy = _policy(breaker={"retry_interval_ms": 500})
         producer = MuteProducer(kafka_cluster.client_config(**{"linger.ms": 5}), policy=policy)
         _warm(producer, topic, ledger)
-        caplog.set_level("WARNING", logger="mutepro.producer")
-
-        def rotating() -> bool:
-            return any("slow_calls_rotating" in r.getMessage() for r in caplog.records)
-
         with BackgroundLoad(producer, topic, ledger, rate=400) as load:
-            for broker, led in ((1, {0, 3}), (3, {2, 5})):
+            for broker, led in ((1, {0, 3}), (3, {2, 5}), (2, ON_BROKER_2)):
                 with kafka_cluster.stalled(broker):
                     assert wait_for(lambda led=led: _muted(producer, topic) >= led, 30, step=lambda: producer.poll(0.1))
+                    assert _muted(producer, topic) <= led  # no partition of an answering broker
                 assert wait_for(lambda: not _muted(producer, topic), 30, step=lambda: producer.poll(0.1))
-            with kafka_cluster.stalled(2):
-                assert wait_for(rotating, 30, step=lambda: producer.poll(0.1)), "broker 2's stall was not seen"
             load.stop()
         assert producer.flush(60) == 0
         assert ledger.failed == {} and ledger.reports == len(load.sent) + 60
-        slow_mutes = [
-            e for e in producer.mute_manager.events if e.kind == "mute" and e.topic == topic and e.reason == "slow_call"
-        ]
-        assert {e.partition for e in slow_mutes} >= {0, 2, 3, 5}
-        assert not {e.partition for e in slow_mutes} & ON_BROKER_2
         producer.close()
 
 
