@@ -277,26 +277,21 @@ class TestHalfOpen:
         assert b.trip(FAILING) is True
         assert (b.state, b.reason, b.current_retry_interval_s) == (S.OPEN, FAILING, 10.0)
 
-    def test_closing_after_backoff_restarts_at_base_interval(self, world: World) -> None:
+    @pytest.mark.parametrize(("after", "expected"), [(14.9, (3, 20.0)), (15.0, (1, 5.0))], ids=["on", "after"])
+    def test_closing_after_backoff_restarts_at_base_interval(
+        self, world: World, after: float, expected: tuple[int, float]
+    ) -> None:
         """After a close and its probation (as long as the fault kept it muted: 5 s + 10 s), the next trip waits the
-        base interval."""
+        base interval; within it, the backoff goes on (opens continue from the last, 10 s -> 20 s)."""
         b = make(world, half_open_probes=1)
         to_half_open(b, world)
         b.probe_result(False)
         to_half_open(b, world)
         b.try_probe()
         b.probe_result(True)
-        world.advance(14.9)
-        assert b.trip(SLOW) is True and b.current_retry_interval_s == 20.0  # still on probation: the backoff goes on
-        b = make(world, half_open_probes=1)
-        to_half_open(b, world)
-        b.probe_result(False)
-        to_half_open(b, world)
-        b.try_probe()
-        b.probe_result(True)
-        world.advance(15.0)
-        b.trip(SLOW)
-        assert (b.opens, b.current_retry_interval_s) == (1, 5.0)
+        world.advance(after)
+        assert b.trip(SLOW) is True
+        assert (b.opens, b.current_retry_interval_s) == expected
 
     def test_a_trip_on_probation_continues_the_backoff(self, world: World) -> None:
         """Closed by its probes after a 10 s wait, tripped again 3 s later: it waits 20 s, as if a probe had
