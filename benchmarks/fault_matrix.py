@@ -147,6 +147,9 @@ class Schedule:
     fault_s: float
     after_s: float
     cluster_warmup_s: float  # unmeasured plain load on a freshly started cluster (its first minute is slow)
+    #: MuteProducer only: while a partition is still muted after the load, the load goes on (unmeasured) for up to
+    #: this long, so the time to the last unmute is measured rather than "still muted when the run ended"
+    tail_s: float = 20.0
     flush_s: float = 60.0
 
     @property
@@ -155,11 +158,12 @@ class Schedule:
 
 
 FULL = Schedule(before_s=10.0, fault_s=20.0, after_s=10.0, cluster_warmup_s=20.0)
-QUICK = Schedule(before_s=5.0, fault_s=8.0, after_s=6.0, cluster_warmup_s=5.0, flush_s=30.0)
+QUICK = Schedule(before_s=5.0, fault_s=8.0, after_s=6.0, cluster_warmup_s=5.0, tail_s=8.0, flush_s=30.0)
 
 #: Messages a closed loop may send per second of load (its bound): MuteProducer reached 570,000 msg/s before a
-#: stall in saturated_bench; 19 B of recording per message (600 MB for a 40 s run at this bound).
-CLOSED_LOOP_MAX_RATE = 800_000
+#: stall in saturated_bench with a leaner loop than this one (~150,000 here); 19 B of recording per message
+#: (690 MB for a 40 s run and a 20 s tail at this bound).
+CLOSED_LOOP_MAX_RATE = 600_000
 
 
 # -- the cell list ------------------------------------------------------------------------------------------------
@@ -324,14 +328,16 @@ class LeaderWatch:
             self._stop.wait(1.0)
 
 
-def inject(cluster: Any, cell: Cell, t0: float, sched: Schedule) -> list[Span]:
-    """The cell's fault from ``t0 + before`` for ``fault`` seconds; the spans as measured (absolute times)."""
+def inject(cluster: Any, cell: Cell, t0: float, sched: Schedule) -> tuple[list[Span], dict[str, float]]:
+    """The cell's fault from ``t0 + before`` for ``fault`` seconds; the spans as measured (absolute times) and,
+    for a kill, when the restarted broker was registered again (``back``)."""
     start_at = t0 + sched.before_s
     end_at = start_at + sched.fault_s
     time.sleep(max(0.0, start_at - time.monotonic()))  # a schedule, not synchronisation
     if cell.fault == "none":
-        return []
+        return [], {}
     spans: list[Span] = []
+    notes: dict[str, float] = {}
     b = FAULT_BROKER
     if cell.fault == "stall":
         with cluster.stalled(b):
@@ -347,9 +353,13 @@ def inject(cluster: Any, cell: Cell, t0: float, sched: Schedule) -> list[Span]:
         cluster.kill(b)
         s = time.monotonic()
         time.sleep(max(0.0, end_at - time.monotonic()))
-        # the fault lasts until the broker is back (registered again), not until the restart is asked for
+        # The fault ends when the restart is asked for, on the same schedule as every other cell. The JVM then
+        # takes ~10-15 s here to start and register: a partition that waits for the broker itself (RF 1, or a
+        # leader that moved back) has that much more to wait; one whose leader moved during the kill does not.
+        e = time.monotonic()
         cluster.restart(b, timeout_s=90)
-        spans.append(Span(b, s, time.monotonic(), "kill"))
+        notes["back"] = time.monotonic()
+        spans.append(Span(b, s, e, "kill"))
     elif cell.fault == "rotate":
         ids = sorted(cluster.brokers)
         turn = sched.fault_s / len(ids)
@@ -359,7 +369,7 @@ def inject(cluster: Any, cell: Cell, t0: float, sched: Schedule) -> list[Span]:
                 s = time.monotonic()
                 time.sleep(max(0.0, until - time.monotonic()))
             spans.append(Span(broker, s, time.monotonic(), "limp"))
-    return spans
+    return spans, notes
 
 
 # -- one producer run ---------------------------------------------------------------------------------------------
@@ -436,12 +446,14 @@ def run_producer(cluster: Any, admin: Any, cell: Cell, kind: str, sched: Schedul
     leaders0 = {p: pm.leader for p, pm in md.partitions.items()}
     work = Path(tempfile.mkdtemp(prefix="fault-matrix-"))
     trace = out.parent / "traces" / f"{cell.name}.jsonl.gz" if kind == "mute" else None
-    capacity = int(cell.rate * sched.total_s) + 10 if cell.load == "open" else int(CLOSED_LOOP_MAX_RATE * sched.total_s)
+    seconds = sched.total_s + sched.tail_s
+    capacity = int(cell.rate * seconds) + 10 if cell.load == "open" else int(CLOSED_LOOP_MAX_RATE * seconds)
     spec = {
         "kind": kind, "topic": topic, "bootstrap": cluster.bootstrap_servers, "client": client_config(cell),
         "load": cell.load, "rate": cell.rate, "seconds": sched.total_s, "keyed": cell.keyed,
         "value_bytes": cell.value_bytes, "partitions": cell.partitions, "capacity": capacity,
-        "flush_s": sched.flush_s, "trace": str(trace) if trace else None, "out": str(work / "run"),
+        "flush_s": sched.flush_s, "tail_s": sched.tail_s, "trace": str(trace) if trace else None,
+        "out": str(work / "run"),
     }  # fmt: skip
     (work / "spec.json").write_text(json.dumps(spec))
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH")) if p)}
@@ -451,6 +463,7 @@ def run_producer(cluster: Any, admin: Any, cell: Cell, kind: str, sched: Schedul
         stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, env=env,
     )  # fmt: skip
     spans: list[Span] = []
+    notes: dict[str, float] = {}
     try:
         if not _await_ready(child, 90.0):
             raise RuntimeError(f"the {kind} producer did not get ready: {_tail(work / 'stderr.log')}")
@@ -459,9 +472,11 @@ def run_producer(cluster: Any, admin: Any, cell: Cell, kind: str, sched: Schedul
             assert child.stdin is not None
             child.stdin.write(f"{t0!r}\n".encode())
             child.stdin.flush()
-            with LeaderWatch(cluster.bootstrap_servers, topic, sched.total_s + sched.flush_s + 30) as watch:
-                spans = inject(cluster, cell, t0, sched)
-                code = child.wait(timeout=max(5.0, t0 + sched.total_s + sched.flush_s + 60 - time.monotonic()))
+            watch_s = sched.total_s + sched.tail_s + sched.flush_s + 30
+            with LeaderWatch(cluster.bootstrap_servers, topic, watch_s) as watch:
+                spans, notes = inject(cluster, cell, t0, sched)
+                left = t0 + sched.total_s + sched.tail_s + sched.flush_s + 60 - time.monotonic()
+                code = child.wait(timeout=max(5.0, left))
         if code != 0:
             raise RuntimeError(f"the {kind} producer exited with {code}: {_tail(work / 'stderr.log')}")
     finally:
@@ -484,7 +499,9 @@ def run_producer(cluster: Any, admin: Any, cell: Cell, kind: str, sched: Schedul
         **delivery_figures(sent, done, state, t0, windows),
         **readback_figures(state, copies),
         "buffer_errors": meta["buffer_errors"], "rejected": meta["rejected"], "offered": meta["offered"],
-        "left_after_flush": meta["left_after_flush"], "flush_s": round(meta["end"] - meta["load_end"], 2),
+        "left_after_flush": meta["left_after_flush"], "tail_s": meta["tail_s"],
+        "flush_s": round(meta["end"] - meta["load_end"] - meta["tail_s"], 2),
+        "broker_back_s": round(notes["back"] - t0, 2) if "back" in notes else None,
         "failed_errors": meta["failed_errors"], "duplicate_reports": meta["duplicate_reports"],
         "started_late_s": meta["started_late_s"], "capped": meta["capped"], "readback": readback, "topic": topic,
         "windows": asdict(windows), "spans": [asdict(s) for s in rel],

@@ -66,12 +66,13 @@ class Recording:
 
 
 def closed_loop(
-    producer: Any, topic: str, rec: Recording, *, stop_at: float, keyed: bool, pad: bytes
+    producer: Any, topic: str, rec: Recording, *, stop_at: float, keyed: bool, pad: bytes, first: int = 0
 ) -> dict[str, int]:
-    """As fast as produce() accepts until ``stop_at``; a BufferError costs a 1 ms poll and the next try."""
+    """As fast as produce() accepts until ``stop_at``, sequence numbers from ``first``; a BufferError costs a
+    1 ms poll and the next try."""
     produce, poll, clock, cb = producer.produce, producer.poll, rec.clock, rec.on_delivery
     sent, state, cap = rec.sent, rec.state, rec.capacity
-    n = errors = 0
+    n, errors = first, 0
     while n < cap:
         value = n.to_bytes(8, "big") + pad
         try:
@@ -102,26 +103,28 @@ def open_loop(
     seconds: float,
     keyed: bool,
     pad: bytes,
+    first: int = 0,
     max_lag_s: float = 1.0,
 ) -> dict[str, int]:
-    """Message ``n`` is due at ``t0 + n / rate`` whatever the producer does. On BufferError the application
-    polls 5 ms and retries until the message is ``max_lag_s`` late, then drops it (``rejected``); one already
-    that late is dropped untried, so a blocked producer never builds an unbounded backlog (as bench_load)."""
+    """Message ``first + i`` is due at ``t0 + i / rate`` whatever the producer does. On BufferError the
+    application polls 5 ms and retries until the message is ``max_lag_s`` late, then drops it (``rejected``); one
+    already that late is dropped untried, so a blocked producer never builds an unbounded backlog (as bench_load)."""
     produce, poll, clock, cb = producer.produce, producer.poll, rec.clock, rec.on_delivery
     sent, state = rec.sent, rec.state
-    total = min(int(rate * seconds), rec.capacity)
-    n = rejected = errors = 0
-    while n < total:
+    total = max(0, min(int(rate * seconds), rec.capacity - first))
+    i = rejected = errors = 0
+    while i < total:
         now = clock()
         due = min(int((now - t0) * rate) + 1, total)
-        if n >= due:
-            poll(min(0.002, max(0.0, t0 + n / rate - now)))
+        if i >= due:
+            poll(min(0.002, max(0.0, t0 + i / rate - now)))
             continue
-        while n < due:
-            sched = t0 + n / rate
+        while i < due:
+            sched = t0 + i / rate
+            n = first + i
+            i += 1
             if clock() - sched > max_lag_s:
                 rejected += 1
-                n += 1
                 continue
             value = n.to_bytes(8, "big") + pad
             key = _KEYS[n % KEYS] if keyed else None
@@ -138,11 +141,18 @@ def open_loop(
                 sent[n] = clock()
                 state[n] = ACCEPTED
                 break
-            n += 1
-            if not n & 127:
+            if not i & 127:
                 poll(0)
         poll(0)
-    return {"offered": n, "buffer_errors": errors, "rejected": rejected}
+    return {"offered": first + i, "buffer_errors": errors, "rejected": rejected}
+
+
+def muted(events: list[tuple[float, str, int, int | None, str]]) -> bool:
+    """Whether a partition is muted (or half-open) after these events."""
+    last: dict[int, str] = {}
+    for _, kind, partition, _, _ in list(events):
+        last[partition] = kind
+    return any(kind in ("mute", "remute", "probe") for kind in last.values())
 
 
 def make_producer(spec: dict[str, Any]) -> tuple[Any, bool]:
@@ -196,12 +206,25 @@ def run(spec: dict[str, Any]) -> int:
     t0 = float(line)
     time.sleep(max(0.0, t0 - time.monotonic()))  # the parent's start time: the faults are scheduled from it
     started = time.monotonic()
+    topic, keyed, rate = spec["topic"], spec["keyed"], spec["rate"]
     if spec["load"] == "closed":
-        res = closed_loop(producer, spec["topic"], rec, stop_at=t0 + spec["seconds"], keyed=spec["keyed"], pad=pad)
+        res = closed_loop(producer, topic, rec, stop_at=t0 + spec["seconds"], keyed=keyed, pad=pad)
     else:
-        res = open_loop(producer, spec["topic"], rec, t0=t0, rate=spec["rate"], seconds=spec["seconds"],
-                        keyed=spec["keyed"], pad=pad)  # fmt: skip
+        res = open_loop(producer, topic, rec, t0=t0, rate=rate, seconds=spec["seconds"], keyed=keyed, pad=pad)
     load_end = time.monotonic()
+    # The tail: while a partition is still muted, the same load goes on (unmeasured) for up to tail_s, so that
+    # "unmuted N s after the fault" is a figure rather than "still muted when the run ended". A muted partition
+    # is let go on probe results, and probes need traffic.
+    tail_end = load_end + spec.get("tail_s", 0.0)
+    while spec["kind"] == "mute" and muted(events) and time.monotonic() < tail_end and res["offered"] < rec.capacity:
+        now = time.monotonic()
+        if spec["load"] == "closed":
+            more = closed_loop(producer, topic, rec, stop_at=now + 0.5, keyed=keyed, pad=pad, first=res["offered"])
+        else:
+            more = open_loop(producer, topic, rec, t0=now, rate=rate, seconds=0.5, keyed=keyed, pad=pad,
+                             first=res["offered"])  # fmt: skip
+        res = {k: (more[k] if k == "offered" else res[k] + more[k]) for k in res}
+    tail_s = time.monotonic() - load_end
     left = producer.flush(spec["flush_s"])
     end = time.monotonic()
     counters: dict[str, int] = {}
@@ -219,6 +242,7 @@ def run(spec: dict[str, Any]) -> int:
     )
     meta = {
         **res,
+        "tail_s": round(tail_s, 3),
         "t0": t0,
         "started_late_s": round(started - t0, 4),
         "load_end": load_end,

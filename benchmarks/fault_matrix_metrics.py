@@ -163,6 +163,7 @@ def mute_figures(
         "unmutes": sum(1 for e in evs if e.kind == "unmute"),
         "remutes": sum(1 for e in evs if e.kind == "remute"),
         "muted_partitions": len({e.partition for e in mutes}),
+        "faults": len(spans),
     }
     out["false_mutes"] = sum(1 for e in mutes if not any(s.covers(e.t, settle_s) for s in spans))
     if not spans:
@@ -344,15 +345,15 @@ def goal(metric: str, cell: Mapping[str, Any], mute: Mapping[str, Any]) -> str:
 
 COLUMNS: tuple[tuple[str, str], ...] = (
     ("during_msgs_s", "rate in fault msg/s"),
-    ("during_over_before", "in fault / before"),
-    ("p99_during_ms", "p99 sent in fault ms"),
+    ("during_over_before", "rate in fault / before"),
+    ("p99_during_ms", "p99 ms (sent in fault)"),
     ("buffer_errors", "BufferErrors"),
     ("lost", "lost"),
-    ("duplicates", "dups"),
+    ("duplicates", "duplicates"),
     ("first_mute_s", "first mute s"),
-    ("wrong", "muted, no replica on faulty"),
-    ("flaps", "flaps (max/partition)"),
-    ("unmute_after_s", "last unmute after fault s"),
+    ("wrong", "muted, no replica on faulty broker"),
+    ("flaps", "flaps (max per partition)"),
+    ("unmute_after_s", "last unmute s after fault"),
     ("false_mutes", "mutes outside faults"),
     ("rerouted", "keys rerouted"),
 )
@@ -381,7 +382,7 @@ def cell_text(metric: str, entry: Mapping[str, Any]) -> str:
     if metric == "flaps":
         return f"{m['flaps']} ({m['max_flaps_per_partition']})"
     if metric == "unmute_after_s":
-        if m["mutes"] == 0:
+        if m["mutes"] == 0 or not m.get("faults"):
             return "-"
         return "still muted" if m["unmute_after_s"] is None else fmt_number(m["unmute_after_s"])
     if metric == "false_mutes":

@@ -5,6 +5,7 @@ have, against the issue's goal (met / missed) for MuteProducer's own. The text i
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -56,7 +57,7 @@ def plot_grid(result: Mapping[str, Any], path: Path) -> None:
     cells = result.get("cells", {})
     rows = list(cells.items())
     n_rows, n_cols = max(1, len(rows)), len(COLUMNS)
-    fig_w, fig_h = 4.2 + 1.55 * n_cols, 1.6 + 0.42 * n_rows
+    fig_w, fig_h = 3.6 + 1.3 * n_cols, 2.0 + 0.42 * n_rows
     fig, ax = plt.subplots(figsize=(fig_w, fig_h))
     ax.set_xlim(0, n_cols)
     ax.set_ylim(n_rows, 0)
@@ -69,7 +70,7 @@ def plot_grid(result: Mapping[str, Any], path: Path) -> None:
             ax.add_patch(plt.Rectangle((c, r), 1, 1, facecolor=colour, edgecolor="#999999", lw=0.5))
             ax.text(c + 0.5, r + 0.5, text, ha="center", va="center", fontsize=6.5)
     ax.set_xticks([c + 0.5 for c in range(n_cols)])
-    ax.set_xticklabels([label for _, label in COLUMNS], fontsize=7, rotation=0, wrap=True)
+    ax.set_xticklabels([textwrap.fill(label, 14) for _, label in COLUMNS], fontsize=7)
     ax.xaxis.tick_top()
     ax.set_yticks([r + 0.5 for r in range(n_rows)])
     ax.set_yticklabels([f"{name}\n{describe(entry.get('cell', {}))}" for name, entry in rows], fontsize=6.5)

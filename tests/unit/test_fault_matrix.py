@@ -13,6 +13,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 import fault_matrix as fm
+import fault_matrix_load as load
 from fault_matrix_metrics import (
     DELIVERED,
     FAILED,
@@ -219,7 +220,7 @@ def test_verdicts_compare_within_the_spread() -> None:
 
 
 def _mute(**over: Any) -> dict[str, Any]:
-    base = {"mutes": 2, "false_mutes": 0, "first_mute_s": 0.9, "wrong": [], "flaps": 0,
+    base = {"mutes": 2, "faults": 1, "false_mutes": 0, "first_mute_s": 0.9, "wrong": [], "flaps": 0,
             "max_flaps_per_partition": 0, "unmute_after_s": 2.0, "rerouted": 0}  # fmt: skip
     return {**base, **over}
 
@@ -282,3 +283,72 @@ def test_keyed_off_home_counts_messages_away_from_their_keys_partition() -> None
     mute = {"_partition": mute_part, "_state": delivered}
     assert fm.keyed_off_home(plain, mute) == 5
     assert fm.keyed_off_home({"_partition": None}, mute) is None
+
+
+# -- the load loops (fake producer, fake clock) -------------------------------------------------------------------
+
+
+class _Clock:
+    def __init__(self) -> None:
+        self.now = 50.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+class _Msg:
+    def __init__(self, value: bytes, partition: int) -> None:
+        self._value, self._partition = value, partition
+
+    def value(self) -> bytes:
+        return self._value
+
+    def partition(self) -> int:
+        return self._partition
+
+
+class _Producer:
+    """Accepts every message and delivers it on the next poll; each poll advances the clock by its timeout (or
+    1 ms), each produce() by 10 us."""
+
+    def __init__(self, clock: _Clock) -> None:
+        self.clock = clock
+        self.waiting: list[tuple[Any, _Msg]] = []
+        self.keys: list[Any] = []
+
+    def produce(self, topic: str, value: bytes, key: Any = None, on_delivery: Any = None) -> None:
+        self.clock.now += 1e-5
+        self.keys.append(key)
+        self.waiting.append((on_delivery, _Msg(value, len(self.waiting) % 12)))
+
+    def poll(self, timeout: float = 0.0) -> int:
+        self.clock.now += max(timeout, 0.001)
+        waiting, self.waiting = self.waiting, []
+        for cb, msg in waiting:
+            cb(None, msg)
+        return len(waiting)
+
+
+def test_open_loop_keeps_its_schedule_and_continues_the_sequence_numbers() -> None:
+    clock = _Clock()
+    producer = _Producer(clock)
+    rec = load.Recording(1000, clock=clock)
+    first = load.open_loop(producer, "t", rec, t0=50.0, rate=100, seconds=2.0, keyed=True, pad=b"x")
+    assert first == {"offered": 200, "buffer_errors": 0, "rejected": 0}
+    more = load.open_loop(producer, "t", rec, t0=clock.now, rate=100, seconds=0.5, keyed=True, pad=b"x", first=200)
+    assert more["offered"] == 250
+    producer.poll(0)
+    assert bytes(rec.state[:250]) == bytes([load.DELIVERED]) * 250 and rec.state[250] == load.NOT_SENT
+    assert producer.keys[:2] == [b"key-0000", b"key-0001"] and producer.keys[200] == b"key-0200"
+    # message n was sent no earlier than its due time t0 + n / rate
+    assert all(rec.sent[n] >= 50.0 + n / 100 - 1e-9 for n in range(200))
+
+
+def test_closed_loop_stops_at_its_time_and_muted_reads_the_last_event_per_partition() -> None:
+    clock = _Clock()
+    rec = load.Recording(100_000, clock=clock)
+    res = load.closed_loop(_Producer(clock), "t", rec, stop_at=50.01, keyed=False, pad=b"", first=10)
+    assert res["offered"] > 10 and rec.state[9] == load.NOT_SENT and rec.state[10] != load.NOT_SENT
+    assert clock.now >= 50.01
+    assert load.muted([(1.0, "mute", 3, 2, "slow"), (2.0, "probe", 3, 2, "slow")])
+    assert not load.muted([(1.0, "mute", 3, 2, "slow"), (3.0, "unmute", 3, 2, "unmute")])
