@@ -660,8 +660,10 @@ def run_matrix(cells: Sequence[Cell], sched: Schedule, result: dict[str, Any], p
         for _attempt in range(3):  # a broken cluster is replaced at most twice per group
             if not pending:
                 break
+            asked = time.monotonic()
             with cluster_lock():
                 t = time.monotonic()
+                result["meta"]["lock_wait_s"] = round(result["meta"].get("lock_wait_s", 0.0) + t - asked, 1)
                 print(f"starting a {brokers}-broker cluster for {len(pending)} cells", flush=True)
                 with LocalCluster(ClusterSpec(brokers=brokers)) as cluster:
                     admin = AdminClient({"bootstrap.servers": cluster.bootstrap_servers, "log_level": 0})
