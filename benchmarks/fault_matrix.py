@@ -164,6 +164,8 @@ QUICK = Schedule(before_s=5.0, fault_s=8.0, after_s=6.0, cluster_warmup_s=5.0, t
 #: stall in saturated_bench with a leaner loop than this one (~150,000 here); 19 B of recording per message
 #: (690 MB for a 40 s run and a 20 s tail at this bound).
 CLOSED_LOOP_MAX_RATE = 600_000
+#: MuteProducer records its detection trace (when it can): ``--no-trace`` turns it off, to see what it costs
+TRACES = True
 
 
 # -- the cell list ------------------------------------------------------------------------------------------------
@@ -445,7 +447,7 @@ def run_producer(cluster: Any, admin: Any, cell: Cell, kind: str, sched: Schedul
     replicas = {p: list(pm.replicas) for p, pm in md.partitions.items()}
     leaders0 = {p: pm.leader for p, pm in md.partitions.items()}
     work = Path(tempfile.mkdtemp(prefix="fault-matrix-"))
-    trace = out.parent / "traces" / f"{cell.name}.jsonl.gz" if kind == "mute" else None
+    trace = out.parent / "traces" / f"{cell.name}.jsonl.gz" if kind == "mute" and TRACES else None
     seconds = sched.total_s + sched.tail_s
     capacity = int(cell.rate * seconds) + 10 if cell.load == "open" else int(CLOSED_LOOP_MAX_RATE * seconds)
     spec = {
@@ -614,7 +616,7 @@ def machine(sched: Schedule, argv: Sequence[str]) -> dict[str, Any]:
         "mutepro_commit": commit + (" (mutepro/ modified)" if dirty else ""),
         "loadavg_at_start": list(os.getloadavg()), "schedule": asdict(sched), "fault_broker": FAULT_BROKER,
         "policy": "MuteProducer defaults (no policy given)", "warmup_s": WARMUP_S,
-        "traces": "trace" in inspect.signature(MuteProducer.__init__).parameters,
+        "traces": TRACES and "trace" in inspect.signature(MuteProducer.__init__).parameters,
     }  # fmt: skip
 
 
@@ -747,6 +749,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--merge", action="store_true", help="keep the other cells already in --out")
     p.add_argument("--report", action="store_true", help="only re-render the PNG and print the table from --out")
     p.add_argument("--list", action="store_true", help="print the cells and exit")
+    p.add_argument("--no-trace", action="store_true", help="MuteProducer without trace= (what the trace costs)")
     args = p.parse_args(argv)
     default = "fault_matrix_quick.json" if args.quick else "fault_matrix.json"
     path = Path(args.out) if args.out else REPO / "benchmarks" / "results" / default
@@ -764,6 +767,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                   f"{c.fault:6s} {'quick ' if c.quick else ''}{c.why}")  # fmt: skip
         return 0
     sched = QUICK if args.quick else FULL
+    global TRACES
+    TRACES = not args.no_trace
     result: dict[str, Any] = {"meta": machine(sched, argv), "cells": {}}
     if args.merge and path.exists():
         result["cells"] = json.loads(path.read_text()).get("cells", {})
