@@ -115,6 +115,13 @@ def _is_number(v: Any) -> bool:
     return isinstance(v, int | float) and not isinstance(v, bool)
 
 
+def matches(path: str, pattern: str) -> bool:
+    """``pattern`` matches ``path`` segment by segment: ``*`` stands for one dotted segment, never several, so
+    ``scenarios.*.*.lost`` takes ``scenarios.stalled.mute.lost`` but not ``scenarios.stalled.mute.counters.lost``."""
+    segs, pats = path.split("."), pattern.split(".")
+    return len(segs) == len(pats) and all(fnmatchcase(s, p) for s, p in zip(segs, pats, strict=True))
+
+
 def _machine(meta: dict[str, Any]) -> str | None:
     m = meta.get("machine")
     if isinstance(m, str):
@@ -224,16 +231,18 @@ def _result_section(r: Result, patterns: tuple[str, ...]) -> list[str]:
     out.append("")
     if r.plot:
         out += [f"![{r.name}](results/{r.plot})", ""]
-    rows = [row for row in figures(r.data) if not patterns or any(fnmatchcase(row.path, p) for p in patterns)]
+    rows = [row for row in figures(r.data) if not patterns or any(matches(row.path, p) for p in patterns)]
+    # a template's patterns choose the figures; without one a result can hold hundreds (a fault matrix's cells)
+    limit = len(rows) if patterns else MAX_ROWS
     if not rows:
         out += ["No figures in this result.", ""]
         return out
-    out += ["| figure | value (median when repeated) | spread (min–max) |", "| --- | ---: | ---: |"]
-    for row in rows[:MAX_ROWS]:
-        spread = f"{_fmt(row.spread[0])}–{_fmt(row.spread[1])}" if row.spread else "one run"
+    out += ["| figure | value (median when repeated) | spread (min..max) |", "| --- | ---: | ---: |"]
+    for row in rows[:limit]:
+        spread = f"{_fmt(row.spread[0])}..{_fmt(row.spread[1])}" if row.spread else "one run"
         out.append(f"| `{row.path}` | {_fmt(row.value)} | {spread} |")
-    if len(rows) > MAX_ROWS:
-        out.append(f"\n{len(rows) - MAX_ROWS} more figures in the JSON file.")
+    if len(rows) > limit:
+        out.append(f"\n{len(rows) - limit} more figures in the JSON file.")
     out.append("")
     return out
 
@@ -249,7 +258,7 @@ def render(results: Path = RESULTS, templates: Path = TEMPLATES) -> str:
     out += ["| benchmark | results | newest date |", "| --- | --- | --- |"]
     for name in names:
         rs = by_bench.get(name, [])
-        date = max((r.date for r in rs if r.date != "not recorded"), default="–")
+        date = max((r.date for r in rs if r.date != "not recorded"), default="-")
         files = ", ".join(f"`{r.name}`" for r in rs) or "no current figures"
         out.append(f"| [{name}](#{name.replace('_', '')}) | {files} | {date} |")
     out.append("")
