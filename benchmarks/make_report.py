@@ -39,7 +39,7 @@ _SKIP = frozenset({
 })
 # One result's table stops here; the JSON holds the rest (a fault matrix can have hundreds of cells).
 MAX_ROWS = 60
-_SPREAD_KEYS = ("median", "min", "max")
+_OUT = re.compile(r"\s--out[ =]\S+")
 
 
 @dataclass(frozen=True)
@@ -172,7 +172,8 @@ def load_results(results: Path = RESULTS, templates: Path = TEMPLATES) -> list[R
             data = {"value": data}
         meta = data.get("meta") or data.get("config") or {}
         side = prov.get(path.name, {})
-        command = str(meta.get("command") or side.get("command") or "not recorded").strip()
+        # --out only says where the file went (often a scratch path); it is not part of what was measured
+        command = _OUT.sub("", str(meta.get("command") or side.get("command") or "not recorded")).strip()
         png = path.with_suffix(".png")
         out.append(Result(
             name=path.stem,
@@ -231,7 +232,7 @@ def _result_section(r: Result, patterns: tuple[str, ...]) -> list[str]:
     out.append("")
     if r.plot:
         out += [f"![{r.name}](results/{r.plot})", ""]
-    rows = [row for row in figures(r.data) if not patterns or any(matches(row.path, p) for p in patterns)]
+    rows = shown_rows(r, patterns)
     # a template's patterns choose the figures; without one a result can hold hundreds (a fault matrix's cells)
     limit = len(rows) if patterns else MAX_ROWS
     if not rows:
@@ -277,12 +278,35 @@ def render(results: Path = RESULTS, templates: Path = TEMPLATES) -> str:
     return "\n".join(out).rstrip() + "\n"
 
 
+def shown_rows(r: Result, patterns: tuple[str, ...]) -> list[Row]:
+    """The figures the report shows for ``r``: the template's patterns, or all of them (no template)."""
+    return [row for row in figures(r.data) if not patterns or any(matches(row.path, p) for p in patterns)]
+
+
+def draw_missing_plots(results: Path = RESULTS, templates: Path = TEMPLATES) -> list[Path]:
+    from report_plot import plot_rows  # matplotlib only when drawing
+
+    drawn = []
+    for r in load_results(results, templates):
+        if r.plot is None:
+            path = results / f"{r.name}.png"
+            rows = shown_rows(r, _template(templates, r.benchmark).patterns)[:MAX_ROWS]
+            if plot_rows(f"{r.name} ({r.date})", rows, path):
+                drawn.append(path)
+    return drawn
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description="Write benchmarks/README.md from benchmarks/results/.")
     g = p.add_mutually_exclusive_group(required=True)
     g.add_argument("--write", action="store_true", help="regenerate benchmarks/README.md")
     g.add_argument("--check", action="store_true", help="exit 1 if benchmarks/README.md is not up to date")
+    g.add_argument("--plots", action="store_true",
+                   help="draw results/<name>.png for each result without a plot, then regenerate the README")
     args = p.parse_args(argv)
+    if args.plots:
+        draw_missing_plots()
+        args.write = True
     text = render()
     if args.write:
         README.write_text(text)
