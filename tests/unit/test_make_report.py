@@ -113,3 +113,13 @@ class TestFigures:
         assert "| `a` | 1 | one run |" in text
         assert "| `b` |" not in text
         assert "figures:" not in text
+
+
+class TestPlotPanels:
+    def test_second_segment_is_the_bar(self) -> None:
+        """Figures differing only in their second segment share a panel, one bar each."""
+        from report_plot import panel_key
+
+        assert panel_key("styles.positional.ratio") == ("styles.*.ratio", "positional")
+        assert panel_key("styles.keywords.ratio") == ("styles.*.ratio", "keywords")
+        assert panel_key("stall.sent") == ("stall.*", "sent")
