@@ -35,7 +35,7 @@ _SKIP = frozenset({
     "mute_runs_mutes", "failed_errors", "goals", "description",
     "target_rate", "load_s", "flush_s", "offered", "rejected_skipped_late", "messages_hit_buffer_error",
     "faulted_partitions", "muted_faulted_partitions", "muted_at_fault_end", "still_muted_at_end", "reasons",
-    "start_s", "end_s", "broker", "fault", "replication_factor", "partitions_list", "stall_s", "rep", "error",
+    "start_s", "end_s", "broker", "fault", "replication_factor", "partitions_list", "stall_s", "rep",
 })
 # One result's table stops here; the JSON holds the rest (a fault matrix can have hundreds of cells).
 MAX_ROWS = 60
@@ -103,6 +103,11 @@ def figures(data: Any, prefix: str = "") -> Iterator[Row]:
                 yield from figures(value, path)
         elif isinstance(value, int | float) and not isinstance(value, bool):
             yield Row(path, value)
+        elif key == "error" and isinstance(value, str) and value:
+            # a run that failed must show in the report, not only in the JSON
+            yield Row(path, "failed: " + value.splitlines()[0][:80].replace("|", "/"))
+        elif isinstance(value, list) and len(value) == 1 and _is_number(value[0]):
+            yield Row(path, value[0])
         elif isinstance(value, list) and len(value) > 1 and all(_is_number(v) for v in value):
             # repetitions stored as a list (producer_bench's paired ratios, spark's per-run counts)
             ordered = sorted(value)
