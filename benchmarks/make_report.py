@@ -133,14 +133,15 @@ def _machine(meta: dict[str, Any]) -> str | None:
         return m
     parts: list[str] = []
     src = m if isinstance(m, dict) else meta
-    if "cpus" in src:
-        parts.append(f"{src['cpus']} cores")
+    cores = src.get("cpus", src.get("nproc"))
+    if cores is not None:
+        parts.append(f"{cores} cores")
     if "python" in src:
         parts.append(f"Python {src['python']}")
     load = src.get("loadavg_at_start", meta.get("load_before"))
     if isinstance(load, list) and load:
         parts.append(f"load average {load[0]:.2f} at start")
-    for lib in ("confluent_kafka", "librdkafka", "spark", "connector"):
+    for lib in ("confluent_kafka", "librdkafka", "spark", "connector", "mutepro_commit"):
         if lib in meta:
             parts.append(f"{lib} {meta[lib]}")
     return ", ".join(parts) or None
