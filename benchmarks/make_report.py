@@ -289,13 +289,24 @@ def shown_rows(r: Result, patterns: tuple[str, ...]) -> list[Row]:
     return [row for row in figures(r.data) if not patterns or any(matches(row.path, p) for p in patterns)]
 
 
+# Benchmarks whose own plot function (module, function(result, path)) can redraw a result from its JSON alone.
+_OWN_PLOTS = {"producer_bench": ("bench_plot", "plot")}
+
+
 def draw_missing_plots(results: Path = RESULTS, templates: Path = TEMPLATES) -> list[Path]:
+    import importlib
+
     from report_plot import plot_rows  # matplotlib only when drawing
 
     drawn = []
     for r in load_results(results, templates):
         if r.plot is None:
             path = results / f"{r.name}.png"
+            if r.benchmark in _OWN_PLOTS:
+                module, func = _OWN_PLOTS[r.benchmark]
+                getattr(importlib.import_module(module), func)(r.data, path)
+                drawn.append(path)
+                continue
             rows = shown_rows(r, _template(templates, r.benchmark).patterns)[:MAX_ROWS]
             if plot_rows(f"{r.name} ({r.date})", rows, path):
                 drawn.append(path)
