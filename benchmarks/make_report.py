@@ -244,9 +244,9 @@ def _result_section(r: Result, patterns: tuple[str, ...]) -> list[str]:
     if not rows:
         out += ["No figures in this result.", ""]
         return out
-    out += ["| figure | value (median when repeated) | spread (min..max) |", "| --- | ---: | ---: |"]
+    out += ["| figure | value (median when repeated) | spread: min..max of the repetitions |", "| --- | ---: | ---: |"]
     for row in rows[:limit]:
-        spread = f"{_fmt(row.spread[0])}..{_fmt(row.spread[1])}" if row.spread else "one run"
+        spread = f"{_fmt(row.spread[0])}..{_fmt(row.spread[1])}" if row.spread else "-"
         out.append(f"| `{row.path}` | {_fmt(row.value)} | {spread} |")
     if len(rows) > limit:
         out.append(f"\n{len(rows) - limit} more figures in the JSON file.")

@@ -57,7 +57,7 @@ class TestGenericSection:
         assert "- Command: `python benchmarks/fault_matrix.py`" in text
         assert "![fault_matrix](results/fault_matrix.png)" in text
         assert "| `cells.stall/hold.ratio` | 0.95 | 0.9..1.01 |" in text
-        assert "| `cells.stall/hold.lost` | 0 | one run |" in text
+        assert "| `cells.stall/hold.lost` | 0 | - |" in text
 
     def test_provenance_fills_what_the_result_did_not_record(self, tmp_path: Path) -> None:
         """Command, machine and date come from provenance.json when the result lacks them; else 'not recorded'."""
@@ -110,7 +110,7 @@ class TestFigures:
         _write(results / "x_bench.json", {"meta": {"command": "python benchmarks/x_bench.py"}, "a": 1, "b": 2})
         (templates / "x_bench.md").write_text("# X\n<!-- figures: a -->\nText.\n")
         text = render(results, templates)
-        assert "| `a` | 1 | one run |" in text
+        assert "| `a` | 1 | - |" in text
         assert "| `b` |" not in text
         assert "figures:" not in text
 
