@@ -28,6 +28,8 @@ FAULTS = [
 ]
 #: more brokers than the cores allow and a keyed rate above what they take: slow everywhere, in turns
 OVERLOADED = "overloaded_5_brokers_keyed"
+#: the fault matrix's overload cell: 5 brokers, RF 3, acks=all, 25,000 keyed msg/s, no fault at all
+OVERLOADED_NO_FAULT = "overloaded_5_brokers_25k_keyed"
 #: leader stalls with RF 1: only the stalled broker's partitions wait, and they must be muted quickly
 LEADER_STALLS = ["stall_rf1_50", "stall_rf1_5000"]
 
@@ -43,7 +45,7 @@ def _replay(name: str, policy: TopicPolicy | None = None) -> Replay:
 
 def test_the_corpus_is_complete() -> None:
     names = sorted(p.name.removesuffix(".jsonl.gz") for p in TRACES.glob("*.jsonl.gz"))
-    assert names == sorted([*HEALTHY, *FAULTS, OVERLOADED, WIDE])
+    assert names == sorted([*HEALTHY, *FAULTS, OVERLOADED, OVERLOADED_NO_FAULT, WIDE])
 
 
 @pytest.mark.parametrize("name", HEALTHY)
@@ -111,3 +113,10 @@ def test_the_overload_goal_fails_without_the_normal_wait() -> None:
                    "partitions whose first messages wait seconds for their new logs while their brokers answer")
 def test_a_wide_saturated_start_mutes_nothing() -> None:
     assert _replay(WIDE).mutes() == []
+
+
+@pytest.mark.xfail(strict=True, reason="open (issue 28): with RF 3 on 5 brokers a slow broker holds up 60 % of the "
+                   "partitions while the rest answer, so slowness moving from broker to broker still looks like a "
+                   "fault of each in turn (13 partitions muted; 14 before the normal-wait judgement)")
+def test_an_overloaded_cluster_without_a_fault_mutes_nothing() -> None:
+    assert _replay(OVERLOADED_NO_FAULT).mutes() == []
