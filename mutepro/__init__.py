@@ -37,7 +37,7 @@ from mutepro.policy import (
 )
 from mutepro.producer import MuteProducer, MuteSerializingProducer, ProducerCounters
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
 __all__ = [
     "BreakerConfig",
