@@ -11,8 +11,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 
-PY=${PYTHON:-python3}                  # the interpreter the venv is made from
-venv=${MUTEPRO_VENV:-$root/.mutepro/venv}
+PY=${PYTHON:-python3}                  # the interpreter the venv is made from (its base, when PY is in a venv)
+venv=$root/.mutepro/venv
 dist=$root/.mutepro/dist
 
 need_apt=()
@@ -35,7 +35,7 @@ fi
 pip=("$venv/bin/python" -m pip -q --disable-pip-version-check)
 if ! "$venv/bin/python" -c 'import sys; sys.exit(sys.prefix == sys.base_prefix)' 2>/dev/null; then
   echo "install: new virtual environment $venv"
-  $PY -m venv --clear "$venv"
+  "$($PY -c 'import sys; print(sys._base_executable)')" -m venv --clear "$venv"
   "${pip[@]}" install --upgrade pip
   rm -f "$root/.mutepro/wheel.stamp" "$root/.mutepro/deps.stamp"
 fi
@@ -61,11 +61,10 @@ if [ -z "$whl" ] || [ "$(cat .mutepro/wheel.stamp 2>/dev/null)" != "$wheel_want"
   echo "$wheel_want" > .mutepro/wheel.stamp
 fi
 
-# Dependencies: the newest each bound allows, checked against the index when pyproject.toml changed, in CI
-# (CI=true: every run, so a dependency's release shows up in the next run) or with MUTEPRO_UPGRADE=1.
+# Dependencies: the newest each bound allows, checked against the index when pyproject.toml changed or with
+# MUTEPRO_UPGRADE=1 (.ci/run sets it once per run, ~15 s, so a dependency's release shows up in the next CI run).
 deps_want=$( { sha256sum pyproject.toml; "$venv/bin/python" -VV; } | sha256sum | cut -d' ' -f1)
-if [ "$(cat .mutepro/deps.stamp 2>/dev/null)" != "$deps_want" ] || [ "${CI:-}" = "true" ] \
-   || [ "${MUTEPRO_UPGRADE:-}" = "1" ]; then
+if [ "$(cat .mutepro/deps.stamp 2>/dev/null)" != "$deps_want" ] || [ "${MUTEPRO_UPGRADE:-}" = "1" ]; then
   echo "install: dependencies of mutepro[all], newest allowed"
   "${pip[@]}" install --upgrade --upgrade-strategy eager "mutepro[all] @ file://$whl"
   echo "$deps_want" > .mutepro/deps.stamp

@@ -482,7 +482,7 @@ class TestLogging:
             """
         )
         out = subprocess.run(
-            [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False,
+            [sys.executable, "-P", "-c", script], capture_output=True, text=True, timeout=60, check=False,
             cwd=Path(__file__).resolve().parents[2],
         )
         assert out.returncode == 0, out.stderr
