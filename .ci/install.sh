@@ -49,12 +49,17 @@ whl=$(ls "$dist"/mutepro-*.whl 2>/dev/null | head -n1 || true)
 if [ -z "$whl" ] || [ "$(cat .mutepro/wheel.stamp 2>/dev/null)" != "$wheel_want" ]; then
   echo "install: building the mutepro wheel (pip wheel, build isolation)"
   rm -rf "$dist" build
-  "${pip[@]}" wheel --no-deps . -w "$dist"
-  rm -rf build
+  # the build's output (setuptools' deprecation notices, the compiler's) goes to a log, shown when it matters
+  log=$root/.mutepro/wheel-build.log
+  "${pip[@]}" wheel --no-deps . -w "$dist" > "$log" 2>&1 || { cat "$log" >&2; exit 1; }
+  rm -rf build mutepro.egg-info  # pip builds in the tree: no leftovers next to the sources
   whl=$(ls "$dist"/mutepro-*.whl)
   # setuptools skips an optional extension that fails to compile with a warning only; CI wants to know
-  if ! "$venv/bin/python" -m zipfile -l "$whl" | grep -q 'mutepro/producer/_fastpath'; then
-    echo "install: WARNING: the wheel has no C fast path (no C compiler?); MuteProducer runs its pure-Python path" >&2
+  if ! "$venv/bin/python" -c 'import sys, zipfile
+sys.exit(not any(n.startswith("mutepro/producer/_fastpath") for n in zipfile.ZipFile(sys.argv[1]).namelist()))' "$whl"
+  then
+    echo "install: WARNING: the wheel has no C fast path (no C compiler? see $log); MuteProducer runs its" \
+         "pure-Python path" >&2
     [ "${CI:-}" != "true" ] || { echo "install: CI needs the C fast path in the wheel" >&2; exit 1; }
   fi
   "${pip[@]}" install --no-deps --force-reinstall "$whl"
