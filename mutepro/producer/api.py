@@ -38,7 +38,7 @@ class ClientPassthrough:
                 on_delivery: DeliveryCallback | None = None) -> None:
         raise NotImplementedError  # MuteProducer's
 
-    def close(self, timeout: float | None = None) -> bool:
+    def close(self, timeout: float | None = None, *_ignored: object, **_ignored_kw: object) -> bool:
         raise NotImplementedError  # MuteProducer's
 
     def produce_batch(

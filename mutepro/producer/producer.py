@@ -64,7 +64,20 @@ InnerFactory = Callable[[dict[str, Any]], Any]
 _INLINE_POLL_EVERY = 256
 
 
-class MuteProducer(ClientPassthrough, MuteproApi):
+class Unbuilt:
+    """What a MuteProducer whose ``__init__`` never ran (a subclass that skips ``super().__init__()``) reads:
+    closed, like an uninitialised ``confluent_kafka.Producer``: every call raises
+    ``RuntimeError("Producer has been closed")``. A base class of its own, so that MuteProducer's namespace holds
+    only documented members (confluent-kafka's ``tests/test_docs.py`` checks each one, private ones included)."""
+
+    _closed = True
+    _user_on_delivery: Any = None
+    _snapshots: Mapping[str, TopicSnapshot] = MappingProxyType({})
+    _lock = GatedLock()
+    _slow: SlowPath | ClosedPath = ClosedPath()
+
+
+class MuteProducer(Unbuilt, ClientPassthrough, MuteproApi):
     """A drop-in ``confluent_kafka.Producer`` that mutes bad partitions and sends around them.
 
     ``config`` is the same dict ``confluent_kafka.Producer`` takes (librdkafka's dotted keys, passed through
@@ -91,13 +104,6 @@ class MuteProducer(ClientPassthrough, MuteproApi):
     itself, with its own clock).
     """
 
-    # An instance whose __init__ never ran (a subclass that skips super().__init__()) is closed, like an
-    # uninitialised confluent_kafka.Producer: every call raises RuntimeError("Producer has been closed").
-    _closed = True
-    _user_on_delivery: Any = None
-    _snapshots: Mapping[str, TopicSnapshot] = MappingProxyType({})
-    _lock = GatedLock()
-    _slow: SlowPath | ClosedPath = ClosedPath()
 
     def __init__(
         self,
@@ -323,9 +329,12 @@ class MuteProducer(ClientPassthrough, MuteproApi):
         self._inner.poll(0)
 
     def _grant_probe(self, topic: str, partition: int) -> bool:
+        """Whether a message may go to a muted partition now as its probe (one at a time, see the mute manager's
+        ``try_probe``): True grants it."""
         return self._manager.try_probe(topic, partition)
 
     def _mute_reason(self, topic: str, partition: int) -> str | None:
+        """Why ``topic``'s ``partition`` is muted, as the mute manager's state says it: None when it is not."""
         reason: str | None = self._manager.state()["topics"].get(topic, {}).get(partition, {}).get("reason")
         return reason
 
@@ -374,7 +383,8 @@ class MuteProducer(ClientPassthrough, MuteproApi):
     def purge(self, in_queue: bool = True, in_flight: bool = True, blocking: bool = True) -> None:
         """Purge messages like ``confluent_kafka.Producer.purge``; held messages are purged with ``in_queue``.
 
-        Purged messages get a delivery report with ``_PURGE_QUEUE`` / ``_PURGE_INFLIGHT`` on the next poll.
+        Purged messages get a delivery report on the next poll: ``_PURGE_QUEUE`` for queued and held ones,
+        ``_PURGE_INFLIGHT`` for those in flight.
         """
         if self._closed:
             raise compat.closed_error()
@@ -385,6 +395,12 @@ class MuteProducer(ClientPassthrough, MuteproApi):
                 self._holding.fail_all(self._core.fail)
 
     def list_topics(self, topic: str | None = None, timeout: float = -1) -> Any:
+        """Cluster metadata from the wrapped producer, as ``confluent_kafka.Producer.list_topics``.
+
+        Returns:
+            A ``confluent_kafka.admin.ClusterMetadata``: every topic, or only ``topic``; waits up to ``timeout``
+            seconds (-1: the client's ``socket.timeout.ms``).
+        """
         return self._wrapped().list_topics(topic, timeout)
 
     def __len__(self) -> int:
@@ -397,7 +413,7 @@ class MuteProducer(ClientPassthrough, MuteproApi):
     def __bool__(self) -> bool:
         return True  # an empty producer is still a producer (len() would make it falsy)
 
-    def close(self, timeout: float | None = None) -> bool:
+    def close(self, timeout: float | None = None, *_ignored: object, **_ignored_kw: object) -> bool:
         """Deliver what is still outstanding, stop mutepro's threads and destroy the wrapped producer; returns
         True, like ``confluent_kafka.Producer.close()``. Afterwards produce/poll/flush/purge and the transaction
         calls raise ``RuntimeError("Producer has been closed")`` and ``len()`` is 0, as with the real client.
@@ -405,9 +421,14 @@ class MuteProducer(ClientPassthrough, MuteproApi):
         Like the real client it waits for every message (up to its ``message.timeout.ms``); ``timeout`` (s)
         bounds that wait instead: what is left then is purged (its callbacks run here, with ``_PURGE_QUEUE``)
         and a ``RuntimeWarning`` says how many. A callback's exception propagates, the producer closed anyway.
+        The real client's ``close()`` accepts and ignores any arguments (confluent-kafka 2.16: ``close(5)``,
+        ``close("x")``, ``close(1, 2)``, ``close(foo=1)`` all return True); so does this one, beyond a
+        ``timeout`` that is a number or None (any other ``timeout`` waits as the real client does).
         """
         if self._closed:
             return True
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float):
+            timeout = None  # close(True), close("x"): ignored, as by the real client
         failed = True
         try:
             self.flush(-1 if timeout is None else timeout)
@@ -417,6 +438,9 @@ class MuteProducer(ClientPassthrough, MuteproApi):
         return True
 
     def _shut_down(self, warn: bool) -> None:
+        """The second half of :meth:`close`: purge what is left, stop the threads, destroy the wrapped producer and
+        run the last callbacks. ``warn``: say with a ``RuntimeWarning`` how many messages were purged (False when
+        the flush raised: that exception already tells the application)."""
         left = len(self)
         if left:
             # so that destroying the wrapped producer cannot wait any longer (its close() flushes forever)
@@ -444,6 +468,8 @@ class MuteProducer(ClientPassthrough, MuteproApi):
         self._callbacks.serve(0)  # the application's callbacks for the last reports, as the real close() runs
 
     def _policy_for(self, topic: str) -> TopicPolicy:
+        """The policy of ``topic``: its entry in the :class:`~mutepro.policy.Policy` (the defaults for ``""``), or
+        the one TopicPolicy the producer was given for every topic."""
         policy = self._policy
         if isinstance(policy, Policy):
             return policy.for_topic(topic) if topic else policy.defaults
@@ -473,12 +499,14 @@ class MuteProducer(ClientPassthrough, MuteproApi):
 
     @property
     def _stragglers(self) -> int:
-        """Purge reports of a rescue that reached the producer after it (diagnostics for tests)."""
+        """Diagnostics for tests: purge reports of a rescue that reached the producer after it."""
         return self._rescuer.stragglers
 
     # -- the threads (each on a weak proxy of the producer; see __init__) ----------------------------------
 
     def _drive(self) -> None:
+        """The driver thread's loop: one :meth:`_tick` every ``tick_interval_s`` until close. An exception ends
+        the loop and is kept for the application: its next poll()/flush() raises it (see :meth:`_driver_failed`)."""
         next_tick = 0.0
         try:
             while not self._stop.is_set():
@@ -496,11 +524,15 @@ class MuteProducer(ClientPassthrough, MuteproApi):
             self._callbacks.wake()
 
     def _driver_failed(self, err: BaseException) -> None:
+        """Keep a driver or metadata thread's exception ``err`` for the application, and make the C fast path's
+        poll(0) hand over to Python, which raises it (see :meth:`_raise_driver_error`)."""
         self._driver_error = err
         if self._fast is not None:
             self._fast.broken = 1  # the C poll(0) leaves the call to Python, which raises it
 
     def _raise_driver_error(self) -> None:
+        """Raise a MuteproError for the exception a producer thread failed with, if one did: the application
+        learns of it on its next poll()/flush() instead of muting silently stopping."""
         if self._driver_error is not None:
             raise MuteproError(f"the MuteProducer driver thread failed: {self._driver_error!r}") from self._driver_error
 
@@ -525,20 +557,33 @@ class MuteProducer(ClientPassthrough, MuteproApi):
         self._driver_part.tick(now)
 
     def _load_metadata(self, now: float) -> float:
+        """One metadata round at ``now`` (see :class:`~mutepro.producer.driver.Driver`).
+
+        Returns:
+            Seconds until the next round is due.
+        """
         return self._driver_part.load_metadata(now)
 
     # -- librdkafka's callbacks (handed to the wrapped producer before the parts exist) --------------------
 
     def _on_stats(self, raw: str) -> None:
+        """librdkafka's ``stats_cb``: the JSON statistics ``raw`` go to the driver, which reads each partition's
+        leader from them and queues them for the application's own ``stats_cb``, if it set one."""
         self._driver_part.on_stats(raw)
 
     def _on_error(self, err: Any) -> None:
+        """librdkafka's ``error_cb``: the client-level ``KafkaError`` ``err`` goes to the driver, which logs it and
+        queues it for the application's own ``error_cb``, if it set one."""
         self._driver_part.on_error(err)
 
     def _on_throttle(self, event: Any) -> None:
+        """librdkafka's ``throttle_cb``: a broker's ``ThrottleEvent`` goes to the driver, which queues it for the
+        application's own ``throttle_cb``, if it set one."""
         self._driver_part.on_throttle(event)
 
     def _on_mute_event(self, event: MuteEvent) -> None:
+        """The mute manager's listener: a mute or unmute ``event`` goes to the driver (its log and the trace) and
+        to the producer's counters."""
         driver = self.__dict__.get("_driver_part")  # None while the manager is being built
         if driver is not None:
             driver.note_event(event)

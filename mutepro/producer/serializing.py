@@ -150,8 +150,9 @@ class MuteSerializingProducer(MuteProducer, Generic[K, V]):
         """
         return self._produce_bytes
 
-    def close(self, timeout: float | None = None) -> bool:
-        """Close the producer (as :meth:`MuteProducer.close`), then the serializers it built from a ``.builder``.
+    def close(self, timeout: float | None = None, *_ignored: object, **_ignored_kw: object) -> bool:
+        """Close the producer (as :meth:`MuteProducer.close`, other arguments ignored as there), then the
+        serializers it built from a ``.builder``.
 
         Safe to call more than once. If closing the producer raises (a delivery callback's exception), the
         serializers are kept and the next call closes them, as with ``SerializingProducer.close``.

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+import mutepro
 from mutepro.cluster import LocalCluster, can_inject_faults
 
 pytest.importorskip("pyspark")
@@ -21,6 +22,9 @@ pytest.importorskip("matplotlib")
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
 ROOT = Path(__file__).resolve().parents[2]
+# where this session imports mutepro from (the installed wheel in CI, this checkout when PYTHONPATH names it):
+# the subprocesses below import the same one; -P keeps their working directory off sys.path
+MUTEPRO_HOME = str(Path(mutepro.__file__).resolve().parents[1])
 _SUMMARY_KEYS = {
     "rows_per_s", "fault_vs_before", "batch_seconds", "p99_ms", "committed", "read_back", "lost", "duplicates",
     "mutes", "mutes_before_fault", "time_to_mute_s", "muted_in", "time_to_unmute_s", "failures",
@@ -35,10 +39,10 @@ def test_short_demo_writes_table_plot_and_json(kafka_cluster: LocalCluster, tmp_
         **os.environ,
         "MUTEPRO_BOOTSTRAP": kafka_cluster.bootstrap_servers,
         "MUTEPRO_CLUSTER_DIR": str(kafka_cluster.run_dir),
-        "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
+        "PYTHONPATH": os.pathsep.join([MUTEPRO_HOME, *filter(None, [os.environ.get("PYTHONPATH")])]),
     }
     proc = subprocess.run(
-        [sys.executable, "-c", "from mutepro.cli import main; main()", "demo", "--duration", "30", "--fault",
+        [sys.executable, "-P", "-c", "from mutepro.cli import main; main()", "demo", "--duration", "30", "--fault",
          "stall", "--rate", "1000", "--out", str(tmp_path)],
         env=env, cwd=ROOT, capture_output=True, text=True, timeout=300, check=False,
     )

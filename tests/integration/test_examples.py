@@ -11,9 +11,13 @@ from pathlib import Path
 
 import pytest
 
+import mutepro
 from mutepro.cluster import LocalCluster, can_inject_faults
 
 ROOT = Path(__file__).resolve().parents[2]
+# where this session imports mutepro from (the installed wheel in CI, this checkout when PYTHONPATH names it):
+# the subprocesses below import the same one
+MUTEPRO_HOME = str(Path(mutepro.__file__).resolve().parents[1])
 EXAMPLES = ROOT / "examples"
 
 #: example -> (what its output must show, needs Spark, needs faults)
@@ -66,8 +70,8 @@ def test_example_runs(name: str, kafka_cluster: LocalCluster) -> None:
         **os.environ,
         "MUTEPRO_BOOTSTRAP": kafka_cluster.bootstrap_servers,
         "MUTEPRO_CLUSTER_DIR": str(kafka_cluster.run_dir),
-        # the example (and Spark's Python workers) import this checkout's mutepro
-        "PYTHONPATH": os.pathsep.join([str(ROOT), *filter(None, [os.environ.get("PYTHONPATH")])]),
+        # the example (and Spark's Python workers) import the mutepro this session imports
+        "PYTHONPATH": os.pathsep.join([MUTEPRO_HOME, *filter(None, [os.environ.get("PYTHONPATH")])]),
     }
     proc = subprocess.run(
         [sys.executable, str(EXAMPLES / name)], env=env, cwd=ROOT, capture_output=True, text=True,

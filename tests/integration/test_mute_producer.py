@@ -699,7 +699,7 @@ p.mute_manager.mute({topic!r}, 3, reason="maintenance on broker disk")
 p.close()
 print("muted")
 """
-        out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+        out = subprocess.run([sys.executable, "-P", "-c", script], capture_output=True, text=True, timeout=120)
         assert out.returncode == 0 and "muted" in out.stdout, out.stderr[-2000:]
         assert wait_for(lambda: 3 in _muted(here, topic), 30, step=lambda: here.poll(0.1))
         placed: set[int] = set()

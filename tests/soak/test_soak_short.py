@@ -18,7 +18,12 @@ from pathlib import Path
 
 import pytest
 
+import mutepro
+
 ROOT = Path(__file__).resolve().parents[2]
+# where this session imports mutepro from (the installed wheel in CI, this checkout when PYTHONPATH names it):
+# the subprocesses below import the same one
+MUTEPRO_HOME = str(Path(mutepro.__file__).resolve().parents[1])
 
 pytestmark = [
     pytest.mark.integration,
@@ -40,8 +45,8 @@ def test_short_soak_passes(tmp_path: Path) -> None:
     result = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "soak.py"), "--short", "--seed", seed, "--json", str(out)],
         cwd=ROOT, capture_output=True, text=True, timeout=560,
-        # this checkout's mutepro, not whichever one is installed (a script's sys.path starts at its directory)
-        env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))},
+        # the mutepro this session imports (a script's sys.path starts at its directory)
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [MUTEPRO_HOME, os.environ.get("PYTHONPATH")]))},
     )
     print(result.stdout[-6000:])
     assert out.exists(), result.stderr[-3000:]

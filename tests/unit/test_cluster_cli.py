@@ -11,12 +11,16 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+import mutepro
 from mutepro.cluster.cli import cluster
 from mutepro.cluster.launcher import RUN_DIR_MARKER, LocalCluster, validate_cluster_name
 from mutepro.cluster.spec import ClusterSpec
 from mutepro.errors import ClusterError
 
 ROOT = Path(__file__).resolve().parents[2]
+# where this session imports mutepro from (the installed wheel in CI, this checkout when PYTHONPATH names it):
+# the subprocesses below import the same one; -P keeps their working directory off sys.path
+MUTEPRO_HOME = str(Path(mutepro.__file__).resolve().parents[1])
 
 
 @pytest.fixture()
@@ -30,9 +34,9 @@ def run_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def _cli(*args: str, env_root: Path) -> subprocess.CompletedProcess[str]:
     """The real entry point in a subprocess (what a user sees: exit code, stderr, no traceback)."""
     return subprocess.run(
-        [sys.executable, "-c", "from mutepro.cli import main; main()", *args],
+        [sys.executable, "-P", "-c", "from mutepro.cli import main; main()", *args],
         capture_output=True, text=True, timeout=60, cwd=ROOT,
-        env={"PATH": "/usr/bin:/bin", "MUTEPRO_RUN_DIR": str(env_root), "PYTHONPATH": str(ROOT),
+        env={"PATH": "/usr/bin:/bin", "MUTEPRO_RUN_DIR": str(env_root), "PYTHONPATH": MUTEPRO_HOME,
              "HOME": str(env_root)},
     )
 

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+import mutepro
+
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
 
 from conformance import (
@@ -26,6 +28,9 @@ from conformance import (
 )
 
 REPO = Path(__file__).resolve().parents[2]
+# where this session imports mutepro from (the installed wheel in CI, this checkout when PYTHONPATH names it):
+# the subprocesses below import the same one
+MUTEPRO_HOME = str(Path(mutepro.__file__).resolve().parents[1])
 
 JUNIT = """<?xml version="1.0" encoding="utf-8"?>
 <testsuites><testsuite name="pytest">
@@ -159,7 +164,7 @@ class TestDropinPlugin:
             )
         )
         env = {k: v for k, v in os.environ.items() if not k.startswith("MUTEPRO_")}
-        env["PYTHONPATH"] = str(REPO)
+        env["PYTHONPATH"] = MUTEPRO_HOME
         if wanted == "real":
             env["MUTEPRO_DROPIN_PATH"] = "real"
         out = subprocess.run(

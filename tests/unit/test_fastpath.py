@@ -733,7 +733,7 @@ def _isolated(code: str) -> subprocess.CompletedProcess[str]:
     path = os.pathsep.join(p for p in (str(Path(__file__).parent), os.environ.get("PYTHONPATH", "")) if p)
     env = {"PYTHONMALLOC": "debug", **os.environ, "PYTHONPATH": path}
     return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120, env=env
+        [sys.executable, "-P", "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120, env=env
     )
 
 

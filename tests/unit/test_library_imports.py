@@ -39,7 +39,9 @@ class TestNoPytestInLibrary:
         modules = ["mutepro.cli", "mutepro.demo", *_library_modules()]
         code = "import importlib, sys\n" + "".join(f"importlib.import_module({m!r})\n" for m in modules)
         code += "print('pytest' in sys.modules)"
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+        out = subprocess.run(
+            [sys.executable, "-P", "-c", code], capture_output=True, text=True, timeout=120, check=True
+        )
         assert out.stdout.strip() == "False"
 
     def test_no_library_source_imports_test_tooling(self) -> None:

@@ -70,7 +70,8 @@ class TestScenarioFields:
             resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
 
         proc = subprocess.run(
-            [sys.executable, "-c", "from mutepro.cli import main; main()", "racks", "plan", "--scenario", str(path)],
+            [sys.executable, "-P", "-c", "from mutepro.cli import main; main()",
+             "racks", "plan", "--scenario", str(path)],
             capture_output=True, text=True, timeout=120, cwd=ROOT, preexec_fn=cap, check=False,
         )  # fmt: skip
         assert proc.returncode != 0

@@ -32,3 +32,28 @@ def test_the_plain_client_says_the_same(call: str) -> None:
         getattr(plain, call)(None)
     with pytest.raises(TypeError, match="'NoneType' object cannot be interpreted as an integer"):
         plain.produce(TOPIC, b"v", partition=None)
+
+
+#: close() arguments the plain client accepts and ignores (confluent-kafka 2.16: each returns True)
+_CLOSE_ARGS: list[tuple[tuple[object, ...], dict[str, object]]] = [
+    ((5,), {}), ((None,), {}), (("x",), {}), ((True,), {}), ((1, 2), {}), ((), {"foo": 1}), ((), {"timeout": 1}),
+]
+
+
+@pytest.mark.parametrize(("args", "kwargs"), _CLOSE_ARGS)
+class TestCloseArguments:
+    @pytest.mark.parametrize("accelerate", PATHS)
+    def test_accepted_like_the_plain_client(
+        self, accelerate: bool, args: tuple[object, ...], kwargs: dict[str, object]
+    ) -> None:
+        """close(...) returns True whatever it is given, and the producer is closed afterwards."""
+        h = Harness(accelerate)
+        assert h.producer.close(*args, **kwargs) is True
+        with pytest.raises(RuntimeError, match="Producer has been closed"):
+            h.producer.produce(TOPIC, b"v")
+        assert h.producer.close(*args, **kwargs) is True  # a second close, as the plain client allows
+
+    def test_the_plain_client_accepts_them(self, args: tuple[object, ...], kwargs: dict[str, object]) -> None:
+        """The reference: confluent_kafka.Producer.close takes the same arguments and returns True."""
+        plain = Producer({"bootstrap.servers": "127.0.0.1:1", "log_level": 0})
+        assert plain.close(*args, **kwargs) is True
