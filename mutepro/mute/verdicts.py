@@ -146,19 +146,29 @@ def lower_quartile(values: Collection[float]) -> float:
 NORMAL_MIN_PEERS = 3
 
 
-def normal_limit(t: TopicRecord, peaks: Mapping[int, float]) -> float | None:
+def normal_limit(t: TopicRecord, peaks: Mapping[int, float], leader: int | None = None) -> float | None:
     """``slow_call.outlier_factor`` times the lower quartile of ``peaks`` (see :func:`beyond_normal`); ``None``
-    with fewer than :data:`NORMAL_MIN_PEERS` active partitions."""
+    with fewer than :data:`NORMAL_MIN_PEERS` active partitions, or when every one of them is led by ``leader``
+    (nothing independent to compare with)."""
     if len(peaks) < NORMAL_MIN_PEERS:
         return None
+    if leader is not None and leader >= 0 and all(t.partitions[p].leader == leader for p in peaks):
+        return None  # every reference is the suspect broker's own partition: nothing says its wait is normal
     return t.policy.slow_call.outlier_factor * lower_quartile(list(peaks.values()))
 
 
 def waiting_beyond_normal(t: TopicRecord, peaks: Mapping[int, float], held: Mapping[int, float]) -> frozenset[int]:
     """The closed partitions whose oldest undelivered message is older than :func:`normal_limit` (every one
-    holding a message when there is no limit): the ones a broker verdict from statistics may mute."""
-    limit = normal_limit(t, peaks)
-    return frozenset(p for p, age in held.items() if age > (limit or 0.0))
+    holding a message when there is none): the ones a broker verdict from statistics may mute."""
+    limits: dict[int, float | None] = {}
+    waiting = []
+    for p, age in held.items():
+        leader = t.partitions[p].leader
+        if leader not in limits:
+            limits[leader] = normal_limit(t, peaks, leader)
+        if age > (limits[leader] or 0.0):
+            waiting.append(p)
+    return frozenset(waiting)
 
 
 def beyond_normal(
@@ -167,8 +177,9 @@ def beyond_normal(
     """Keep a slow-call verdict only while its partition's oldest undelivered message (``held``) is older than
     ``slow_call.outlier_factor`` times what the topic's better-served partitions wait now: the lower quartile of
     the active partitions' recent peaks (``peaks``: their largest oldest-undelivered age over the last 0.5-1 s).
-    Other verdicts pass; so does every verdict with fewer than :data:`NORMAL_MIN_PEERS` active partitions to
-    compare with. Logs once per burst.
+    Other verdicts pass; so does every verdict with fewer than :data:`NORMAL_MIN_PEERS` active partitions, or whose
+    leader leads every one of them: a rack-aware producer writes only to the 4 partitions of its rack's broker,
+    and when that broker stalls its own partitions are no evidence that the wait is normal. Logs once per burst.
 
     Why: a partition is slow when *its* messages wait longer than messages the producer sends elsewhere; when
     the better-served quarter of the topic waits as long, the wait is the producer's own queue or the whole
@@ -188,15 +199,21 @@ def beyond_normal(
     - 5 brokers on 2 cores, 20,000 keyed msg/s: every partition's oldest message climbs to 1-2 s together every
       few seconds; no partition is 5x the lower quartile at those moments, so none is muted for it.
     """
-    limit = normal_limit(t, peaks)
-    if limit is None:
-        return candidates
-    normal = limit / t.policy.slow_call.outlier_factor
-    kept = [c for c in candidates if c[2].reason != MuteReason.SLOW_CALL or held.get(c[1].partition, 0.0) > limit]
+    limits: dict[int, float | None] = {}
+    kept = []
+    for c in candidates:
+        leader = c[1].leader
+        if leader not in limits:
+            limits[leader] = normal_limit(t, peaks, leader)
+        limit = limits[leader]
+        if c[2].reason != MuteReason.SLOW_CALL or limit is None or held.get(c[1].partition, 0.0) > limit:
+            kept.append(c)
     dropped = len(candidates) - len(kept)
     if dropped and not t.shared_slowness:
+        normal = max((lim for lim in limits.values() if lim is not None), default=0.0)
         log.info(
-            "slow_calls_normal", topic=t.name, partitions=dropped, normal_wait_s=round(normal, 3),
+            "slow_calls_normal", topic=t.name, partitions=dropped,
+            normal_wait_s=round(normal / t.policy.slow_call.outlier_factor, 3),
             action="not muting: the topic's better-served partitions wait about as long",
         )
     t.shared_slowness = dropped > 0

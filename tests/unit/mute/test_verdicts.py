@@ -237,6 +237,14 @@ class TestBeyondNormal:
         assert len(beyond_normal(t, candidates(t, SLOW, [0]), peaks, peaks)) == 1
         assert normal_limit(t, peaks) is None
 
+    def test_only_its_own_leaders_partitions_are_no_reference(self) -> None:
+        """A rack-aware producer writes only to broker 1's 4 partitions; broker 1 stalls and all 4 age together:
+        its own partitions are no evidence that the wait is normal, so the stall stands."""
+        t = topic()
+        peaks = {p: 1.5 for p in (0, 3, 6, 9)}  # led by broker 1
+        assert normal_limit(t, peaks, leader=1) is None
+        assert [c[1].partition for c in beyond_normal(t, candidates(t, SLOW, [0, 3]), peaks, peaks)] == [0, 3]
+
     def test_waiting_beyond_normal_names_the_partitions(self) -> None:
         """What a broker verdict from statistics may mute: only partitions whose own messages wait."""
         t = topic()
