@@ -140,7 +140,7 @@ def _poll_until(consumers: list[Consumer], done: Callable[[], bool], timeout_s: 
 _RETRIABLE = {"COORDINATOR_LOAD_IN_PROGRESS", "COORDINATOR_NOT_AVAILABLE", "NOT_COORDINATOR"}
 
 
-def _group_state(admin: AdminClient, group: str, timeout_s: float = 15.0) -> dict[str, list[str]]:
+def _group_state(admin: AdminClient, group: str, timeout_s: float = 60.0) -> dict[str, list[str]]:
     """member id -> its target assignment (as 'topic-p'), from DescribeConsumerGroups.
 
     Retried while the coordinator is still loading its partition of __consumer_offsets (a fresh cluster).
