@@ -7,6 +7,8 @@ both producers, so whatever it costs is paid equally by each. Every loop is boun
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import time
 from array import array
 from collections.abc import Callable
@@ -220,3 +222,23 @@ def _collect(current: list[Any], into: list[Any], seen: set[int]) -> None:
         if id(ev) not in seen:
             seen.add(id(ev))
             into.append(ev)
+
+
+class CpuLoad:
+    """``n`` busy processes (a pure-Python spin each), bounded by ``max_s``; the same for both producers."""
+
+    def __init__(self, n: int, max_s: float) -> None:
+        self.n = n
+        self.max_s = max_s
+        self._procs: list[subprocess.Popen[bytes]] = []
+
+    def __enter__(self) -> CpuLoad:
+        spin = f"import time\nend=time.monotonic()+{self.max_s}\nwhile time.monotonic()<end: pass\n"
+        self._procs = [subprocess.Popen([sys.executable, "-c", spin]) for _ in range(self.n)]
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for p in self._procs:
+            p.kill()
+        for p in self._procs:
+            p.wait(10)

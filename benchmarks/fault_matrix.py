@@ -48,6 +48,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import numpy as np
+from bench_load import CpuLoad
 from fault_matrix_metrics import (
     Event,
     Span,
@@ -278,25 +279,6 @@ def heal(cluster: Any) -> None:
         raise ClusterBroken(f"could not bring every broker back: {err}") from err
 
 
-class CpuHogs:
-    """``n`` busy processes (a pure-Python spin each), bounded by ``max_s``."""
-
-    def __init__(self, n: int, max_s: float) -> None:
-        self.n, self.max_s = n, max_s
-        self._procs: list[subprocess.Popen[bytes]] = []
-
-    def __enter__(self) -> CpuHogs:
-        spin = f"import time\nend=time.monotonic()+{self.max_s}\nwhile time.monotonic()<end: pass\n"
-        self._procs = [subprocess.Popen([sys.executable, "-c", spin]) for _ in range(self.n)]
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for p in self._procs:
-            p.kill()
-        for p in self._procs:
-            p.wait(10)
-
-
 class LeaderWatch:
     """Samples the topic's leaders every second while a run goes on (only changes are kept; bounded)."""
 
@@ -469,7 +451,7 @@ def run_producer(cluster: Any, admin: Any, cell: Cell, kind: str, sched: Schedul
     try:
         if not _await_ready(child, 90.0):
             raise RuntimeError(f"the {kind} producer did not get ready: {_tail(work / 'stderr.log')}")
-        with CpuHogs(cell.cpu_hogs, sched.total_s + 60) if cell.cpu_hogs else contextlib.nullcontext():
+        with CpuLoad(cell.cpu_hogs, sched.total_s + 60) if cell.cpu_hogs else contextlib.nullcontext():
             t0 = time.monotonic() + 0.5
             assert child.stdin is not None
             child.stdin.write(f"{t0!r}\n".encode())

@@ -56,7 +56,7 @@ from pathlib import Path
 from typing import Any
 
 import confluent_kafka
-from bench_load import DELIVERED, KEYS, VALUE_BYTES, Recorder
+from bench_load import DELIVERED, KEYS, VALUE_BYTES, CpuLoad, Recorder
 from bench_plot import plot_faults
 from bench_report import median
 from confluent_kafka.admin import AdminClient
@@ -140,26 +140,6 @@ def _loop_for(style: str) -> Callable[..., tuple[int, int]]:
         exec(compile(source, f"<saturated loop {style}>", "exec"), scope)  # our own template, compiled once
         _LOOPS[style] = scope["loop"]
     return _LOOPS[style]
-
-
-class CpuLoad:
-    """``n`` busy processes (a pure-Python spin each), bounded by ``max_s``; the same for both producers."""
-
-    def __init__(self, n: int, max_s: float) -> None:
-        self.n = n
-        self.max_s = max_s
-        self._procs: list[subprocess.Popen[bytes]] = []
-
-    def __enter__(self) -> CpuLoad:
-        spin = f"import time\nend=time.monotonic()+{self.max_s}\nwhile time.monotonic()<end: pass\n"
-        self._procs = [subprocess.Popen([sys.executable, "-c", spin]) for _ in range(self.n)]
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        for p in self._procs:
-            p.kill()
-        for p in self._procs:
-            p.wait(10)
 
 
 def _spread(values: list[float], digits: int = 1) -> dict[str, float]:
