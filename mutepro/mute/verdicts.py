@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass
 from typing import TypeAlias
 
 from mutepro.detect.model import MuteReason, Verdict
@@ -146,29 +147,42 @@ def lower_quartile(values: Collection[float]) -> float:
 NORMAL_MIN_PEERS = 3
 
 
-def normal_limit(t: TopicRecord, peaks: Mapping[int, float], leader: int | None = None) -> float | None:
-    """``slow_call.outlier_factor`` times the lower quartile of ``peaks`` (see :func:`beyond_normal`); ``None``
-    with fewer than :data:`NORMAL_MIN_PEERS` active partitions, or when every one of them is led by ``leader``
-    (nothing independent to compare with)."""
+@dataclass(frozen=True)
+class Normal:
+    """What counts as normal in one round (see :func:`beyond_normal`): ``limit``, ``slow_call.outlier_factor``
+    times the lower quartile of the active partitions' recent peaks (``None`` with fewer than
+    :data:`NORMAL_MIN_PEERS` of them), and ``sole_leader``, the broker leading every one of them (``None`` when
+    several do): for that broker's own partitions nothing independent says their wait is normal."""
+
+    limit: float | None
+    sole_leader: int | None
+
+    def limit_for(self, leader: int) -> float | None:
+        """The limit for a partition led by ``leader`` (``None``: no independent reference)."""
+        return None if leader >= 0 and leader == self.sole_leader else self.limit
+
+
+def normal_of(t: TopicRecord, peaks: Mapping[int, float]) -> Normal:
+    """The round's :class:`Normal`, computed once (one sort of the peaks)."""
     if len(peaks) < NORMAL_MIN_PEERS:
-        return None
-    if leader is not None and leader >= 0 and all(t.partitions[p].leader == leader for p in peaks):
-        return None  # every reference is the suspect broker's own partition: nothing says its wait is normal
-    return t.policy.slow_call.outlier_factor * lower_quartile(list(peaks.values()))
+        return Normal(None, None)
+    leaders = {t.partitions[p].leader for p in peaks}
+    sole = next(iter(leaders)) if len(leaders) == 1 else None
+    return Normal(t.policy.slow_call.outlier_factor * lower_quartile(list(peaks.values())), sole)
+
+
+def normal_limit(t: TopicRecord, peaks: Mapping[int, float], leader: int | None = None) -> float | None:
+    """:func:`normal_of`'s limit, for a partition led by ``leader`` when one is given."""
+    normal = normal_of(t, peaks)
+    return normal.limit if leader is None else normal.limit_for(leader)
 
 
 def waiting_beyond_normal(t: TopicRecord, peaks: Mapping[int, float], held: Mapping[int, float]) -> frozenset[int]:
-    """The closed partitions whose oldest undelivered message is older than :func:`normal_limit` (every one
+    """The closed partitions whose oldest undelivered message is older than the round's normal limit (every one
     holding a message when there is none): the ones a broker verdict from statistics may mute."""
-    limits: dict[int, float | None] = {}
-    waiting = []
-    for p, age in held.items():
-        leader = t.partitions[p].leader
-        if leader not in limits:
-            limits[leader] = normal_limit(t, peaks, leader)
-        if age > (limits[leader] or 0.0):
-            waiting.append(p)
-    return frozenset(waiting)
+    normal = normal_of(t, peaks)
+    parts = t.partitions
+    return frozenset(p for p, age in held.items() if age > (normal.limit_for(parts[p].leader) or 0.0))
 
 
 def beyond_normal(
@@ -199,21 +213,17 @@ def beyond_normal(
     - 5 brokers on 2 cores, 20,000 keyed msg/s: every partition's oldest message climbs to 1-2 s together every
       few seconds; no partition is 5x the lower quartile at those moments, so none is muted for it.
     """
-    limits: dict[int, float | None] = {}
+    normal = normal_of(t, peaks)
     kept = []
     for c in candidates:
-        leader = c[1].leader
-        if leader not in limits:
-            limits[leader] = normal_limit(t, peaks, leader)
-        limit = limits[leader]
+        limit = normal.limit_for(c[1].leader)
         if c[2].reason != MuteReason.SLOW_CALL or limit is None or held.get(c[1].partition, 0.0) > limit:
             kept.append(c)
     dropped = len(candidates) - len(kept)
     if dropped and not t.shared_slowness:
-        normal = max((lim for lim in limits.values() if lim is not None), default=0.0)
         log.info(
             "slow_calls_normal", topic=t.name, partitions=dropped,
-            normal_wait_s=round(normal / t.policy.slow_call.outlier_factor, 3),
+            normal_wait_s=round((normal.limit or 0.0) / t.policy.slow_call.outlier_factor, 3),
             action="not muting: the topic's better-served partitions wait about as long",
         )
     t.shared_slowness = dropped > 0
