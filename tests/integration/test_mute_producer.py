@@ -248,15 +248,18 @@ class TestRescueDelay:
         ledger = Ledger()
         # A small queue the loop fills in moments, and one request in flight per broker: broker 2's messages wait
         # in librdkafka's queue, where a purge (in_queue) takes them back, not in a request already sent.
+        # 2,000, not more: the mutes stop new messages going to broker 2, so the queue must fill before them. On a
+        # loaded machine (CI, pure path) 2,746 messages were stuck when both of broker 2's partitions were muted,
+        # which never filled a 5,000-message queue: the writer was never blocked and the premise failed.
         conf = kafka_cluster.client_config(
-            **{"linger.ms": 5, "queue.buffering.max.messages": 5_000, "max.in.flight.requests.per.connection": 1}
+            **{"linger.ms": 5, "queue.buffering.max.messages": 2_000, "max.in.flight.requests.per.connection": 1}
         )
         rescue = {"after_ms": 60_000, "blocked_share_pct": blocked_share_pct}
         pad = bytes(1000)
         # The steering (the age-outlier rule's avoid) off: with it, unkeyed messages sometimes left broker 2 so soon
         # that too few were stuck there to fill the queue, the writer never blocked and the premise never held (CI:
         # 1,387,360 sent in 30 s, 1 avoid, 2 mutes, 0 BufferErrors). Without it they keep going there until the
-        # slow-call rule mutes (500 ms), which fills the 5,000-message queue: the case this test is about.
+        # slow-call rule mutes (500 ms), which fills the 2,000-message queue: the case this test is about.
         producer = MuteProducer(conf, policy=_policy(rescue=rescue, slow_call={"outlier_factor": 1}))
         _warm(producer, topic, ledger)
         sent = refused = 0
