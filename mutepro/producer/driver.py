@@ -55,6 +55,10 @@ class Driver:
         self._racks_at: float | None = None
         self._locality = locality
         self._locality_at = 0.0
+        # (sent, reported) totals as the last round drained them, and whether they had not moved since the round
+        # before: the round found nothing new (see idle)
+        self._counts: tuple[int, int] = (-1, -1)
+        self.quiet = False
 
     def tick(self, now: float) -> None:
         core = self._core
@@ -65,6 +69,8 @@ class Driver:
         with core.lock:  # the C fast path counts on other threads: read-and-zero under the gate
             tracker.checkpoint(now)
             drained = list(tracker.drain())
+            counts = (tracker.sent_total, tracker.reported_total)
+        self.quiet, self._counts = counts == self._counts, counts
         for topic, p, calls, failures, slow in drained:
             manager.record_many(topic, p, calls, failures, slow, now)
         opened = manager.evaluate(tracker.load, self.stats, tracker.busy)
@@ -99,6 +105,22 @@ class Driver:
             self._locality_at = now
             for topic, tally in list(core.tracker.topics.items()):
                 self._locality.update(topic, list(tally.sent_bytes), manager.local_partitions(topic))
+
+    def idle(self) -> bool:
+        """True when the next rounds have nothing to look at until the application sends again: the last round
+        found nothing new (no message sent or reported since the round before) and nothing since, no message is
+        outstanding, and nothing is muted, avoided, held, due for a rescue or a re-send, or waiting for its
+        topic's metadata. The driver then parks (:mod:`mutepro.producer.pacing`; call after ``Pacer.park``)."""
+        core = self._core
+        tracker = core.tracker
+        if not self.quiet or (tracker.sent_total, tracker.reported_total) != self._counts or tracker.total:
+            return False
+        holds, rescuer, manager = self._holds, self._rescuer, core.manager
+        if core.wanted_topics or core.reroutes or holds.queues or holds.retry:
+            return False
+        if rescuer.pending or rescuer.in_hand or rescuer.moves or manager.muted_brokers():
+            return False
+        return not any(s.muted or s.probing or s.avoided for s in list(manager.snapshots.values()))
 
     def load_metadata(self, now: float) -> float:
         """Load the metadata of topics produced to before it was known, and refresh the known ones now and then.
