@@ -33,7 +33,7 @@ from mutepro.errors import MuteproError
 from mutepro.logs import apply_policy_logging, get_logger
 from mutepro.mute.factory import build_detectors
 from mutepro.mute.manager import DetectorFactory, MuteEvent, ProducerMuteManager
-from mutepro.mute.store import BreakerStore
+from mutepro.mute.store import BreakerStore, MemoryStore
 from mutepro.partition.protocols import DefaultMutingPartitioner, HomePartitioner, MutingPartitioner
 from mutepro.partition.snapshot import TopicSnapshot
 from mutepro.policy.effective import Policy
@@ -46,7 +46,7 @@ from mutepro.producer.holds import HoldQueues
 from mutepro.producer.locality import AdminRackSource, LocalityMeter, RackSource
 from mutepro.producer.message import NORMAL, DeliveryCallback, keeping_headers
 from mutepro.producer.metrics import MuteproCollector, ProducerCounters, register_prometheus, unregister_prometheus
-from mutepro.producer.pacing import IDLE_ROUND_S
+from mutepro.producer.pacing import IDLE_ROUND_S, release
 from mutepro.producer.reports import ReportHandler
 from mutepro.producer.rescue import Rescuer
 from mutepro.producer.routing import Router
@@ -157,8 +157,14 @@ class MuteProducer(ClientPassthrough, MuteproApi):
         )
         self._totals = self._tracker.totals
         self.counters = ProducerCounters(self._totals)
+        breakers = store if store is not None else options.store_of(self._policy)
+        # A store this producer alone writes (none given, or the policy's "memory") changes only in its own
+        # rounds: a parked driver sleeps until the next send. Another store may be written by other producers:
+        # an idle round each IDLE_ROUND_S adopts their mutes before the next message goes out (see pacing).
+        private = store is None and (breakers is None or isinstance(breakers, MemoryStore))
+        self._idle_round_s = None if private else IDLE_ROUND_S
         self._manager = ProducerMuteManager(
-            self._policy_for, clock=clock, store=store if store is not None else options.store_of(self._policy),
+            self._policy_for, clock=clock, store=breakers,
             on_event=self._on_mute_event,
             detector_factory=detector_factory or build_detectors, client_rack=client_rack,
             rack_aware_all=rack_aware_all,
@@ -227,11 +233,11 @@ class MuteProducer(ClientPassthrough, MuteproApi):
             self._fast.poll_error = compat.LOST_INTERRUPT_CONVERTER
             if type(self).poll is MuteProducer.poll:
                 self.poll = self._fast.poll  # type: ignore[method-assign]
-            # flush() likewise waits in C (FastPath.flush), counting with len(self) once nothing it sees is left
+            # flush() likewise waits in C, in the wrapped producer's own flush (FastPath.flush)
             self._fast.slow_flush = MuteProducer.flush.__get__(self)
             self._fast.pending = MuteProducer.__len__.__get__(self)
             self._fast.resends = self._holding.retry
-            self._fast.flush_pause_s = self._flush_pause_s
+            self._fast.inner_flush = self._inner.flush
             if type(self).flush is MuteProducer.flush:
                 self.flush = self._fast.flush  # type: ignore[method-assign]
         else:
@@ -260,7 +266,7 @@ class MuteProducer(ClientPassthrough, MuteproApi):
             # the metadata thread sleeps until a refresh is due, the driver while idle: wake them when the producer
             # goes, so they end now
             weakref.finalize(self, self._core.metadata_wanted.set)
-            weakref.finalize(self, self._pacer.event.set)
+            weakref.finalize(self, release, self._pacer.gate)
 
     # -- the confluent_kafka.Producer API ----------------------------------------------------------------
 
@@ -498,9 +504,9 @@ class MuteProducer(ClientPassthrough, MuteproApi):
     # -- the threads (each on a weak proxy of the producer; see __init__) ----------------------------------
 
     def _drive(self) -> None:
-        # Only the wake-up event is held here across sleeps: this thread sees the producer through a weak proxy,
+        # Only the pacer's gate is held here across sleeps: this thread sees the producer through a weak proxy,
         # and a local naming any part that leads back to it (the pacer: the C fast path) would keep it alive.
-        wake = self._pacer.event
+        gate = self._pacer.gate
         next_tick = 0.0
         try:
             while not self._stop.is_set():
@@ -515,16 +521,15 @@ class MuteProducer(ClientPassthrough, MuteproApi):
                     if self._driver_part.quiet:
                         self._pacer.park()
                         parked = self._driver_part.idle()
-                        if parked:
-                            next_tick = now + max(IDLE_ROUND_S, self._tick_s)
-                        else:
+                        if not parked:
                             self._pacer.unpark()
-                woke = wake.wait(max(0.001, next_tick - self._clock()))
-                wake.clear()
                 if parked:
+                    # -1: until a send, a mute by hand or close()
+                    gate.acquire(timeout=-1 if self._idle_round_s is None else self._idle_round_s)
                     self._pacer.unpark()
-                    if woke:
-                        next_tick = 0.0  # a send (or a mute) while parked: its round is due now
+                    next_tick = 0.0  # woken by a send (its round dates it), or the idle round is due
+                else:
+                    gate.acquire(timeout=max(0.001, next_tick - self._clock()))
         except BaseException as err:  # surfaced to the application on its next poll/flush
             self._driver_failed(err)
             log.error("driver_thread_failed", producer=self.name, error=repr(err))
