@@ -20,6 +20,7 @@
 #include <structmember.h>
 #include <pythread.h>
 #include <time.h>
+#include <math.h>
 
 /* ---------------------------------------------------------------------------------------------------------- */
 /* Tally: one topic's per-partition counters, in one C array                                                   */
@@ -594,6 +595,15 @@ typedef struct {
     PyObject *slow_poll;
     PyObject *poll_error;
     int broken;
+    /* flush(): the Python flush for every call the C one leaves, len(producer) (everything flush waits for, held
+     * messages too), and how long one wait lasts before the count is taken again (Python sets it) */
+    PyObject *slow_flush;
+    PyObject *pending;
+    PyObject *resends; /* the hold queues' re-send deque (HoldQueues.retry): with ``holds``, what else flush sees */
+    PyObject *inner_flush; /* confluent_kafka.Producer.flush, bound: what flush() waits in */
+    /* One-shot, set while the driver thread is parked (nothing to judge, see mutepro/producer/pacing.py): called
+     * and dropped by the next produce() that hands a message to librdkafka, so the driver's next round dates it */
+    PyObject *on_send;
 } FastPath;
 
 typedef struct {
@@ -1538,6 +1548,18 @@ static PyObject *FastPath_produce(FastPath *fp, PyObject *const *args, size_t na
         if (count_move(fp->reroutes, topic, home, p) < 0)
             PyErr_Clear(); /* the message is in librdkafka: a lost count must not make the caller retry it */
     }
+    if (fp->on_send != NULL) {
+        /* the driver is parked: wake it (the tracker dates a message by the first round that counts it, so a
+         * round up to a second late would make this message look that much younger than it is). Like the inline
+         * poll below, an exception here (Ctrl-C) propagates although the message went to librdkafka. */
+        PyObject *wake = fp->on_send;
+        fp->on_send = NULL;
+        PyObject *w = PyObject_CallNoArgs(wake);
+        Py_DECREF(wake);
+        if (w == NULL)
+            goto done;
+        Py_DECREF(w);
+    }
     if (++fp->since_app_poll >= fp->inline_poll_every && poll_state_get(fp) == 0 && !fp->rescue_pending) {
         /* The application is not polling: serve librdkafka's reports here (queued for its next poll) so they
          * do not pile up until the driver's next tick. Never from inside a poll on this thread (a delivery
@@ -1771,6 +1793,11 @@ static int FastPath_traverse(FastPath *self, visitproc visit, void *arg) {
     Py_VISIT(self->tally_topic);
     Py_VISIT(self->slow_poll);
     Py_VISIT(self->poll_error);
+    Py_VISIT(self->slow_flush);
+    Py_VISIT(self->pending);
+    Py_VISIT(self->resends);
+    Py_VISIT(self->inner_flush);
+    Py_VISIT(self->on_send);
     Py_VISIT(self->snapc_topic);
     Py_VISIT(self->tally_last);
     Py_VISIT(self->counts);
@@ -1791,6 +1818,11 @@ static int FastPath_clear(FastPath *self) {
     reporter_cache_reset(self);
     Py_CLEAR(self->slow_poll);
     Py_CLEAR(self->poll_error);
+    Py_CLEAR(self->slow_flush);
+    Py_CLEAR(self->pending);
+    Py_CLEAR(self->resends);
+    Py_CLEAR(self->inner_flush);
+    Py_CLEAR(self->on_send);
     Py_CLEAR(self->snapc_topic);
     self->snapc_snap = NULL;
     Py_CLEAR(self->tally_topic);
@@ -1878,42 +1910,85 @@ static PyObject *FastPath_leave_direct(FastPath *self, PyObject *arg) {
     Py_RETURN_NONE;
 }
 
-/* poll(timeout=-1): MuteProducer.poll. The busy writer's call -- poll(0), in confluent-kafka's README loop once
- * per message -- is served here: one round of librdkafka's poll with the application's callbacks run straight
- * from it, then whatever that round queued (DirectServing._serve without a Python frame). Anything else goes to
- * the Python poll (slow_poll): a wait, callbacks already queued or being served, a call from inside a callback
- * of this producer on this thread, a rescue under way, a closed producer or a failed driver.
- * Why in C: the Python poll(0) cost ~1.5 us against the plain client's ~0.2-0.4; with a poll per message a
- * saturated loop ran at ~0.5x the plain client's messages a second. */
-static PyObject *FastPath_poll(FastPath *fp, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
-    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
-    if (fp->slow_poll == NULL) {
-        PyErr_SetString(PyExc_RuntimeError, "FastPath.poll: slow_poll was not set (MuteProducer sets it)");
-        return NULL;
+/* -- poll() and flush() ---------------------------------------------------------------------------------- */
+
+/* Waiting costs wake-ups, and on a small machine each wake-up of a thread that slept costs tens of microseconds of
+ * CPU however little it then does (caches and TLB gone: ~40 us for an empty Python loop after a 10 ms sleep on the
+ * project's 2-core machine, ~100 us for the Python poll() round). So the application's waits run here, in C,
+ * waking as often as the plain client's (confluent-kafka waits in 200 ms chunks, librdkafka's flush re-checks
+ * every 10 ms), with the Python poll()/flush() (slow_poll, slow_flush) left for the unusual cases. */
+#define DIRECT_SLICE_S 0.2 /* a wait without a deadline re-checks the producer this often (serving.py: the same) */
+#define MIN_WAIT_S 0.001   /* librdkafka waits whole milliseconds: confluent-kafka truncates 0.9 ms to a poll(0) */
+
+/* The timeout of poll()/flush() when this code can wait for it: an exact int or float, finite or negative
+ * (forever); NULL (the argument left out) is -1. Anything else (a bool, None, NaN, a huge int) is Python's. */
+static int wait_timeout(PyObject *timeout, double *out) {
+    if (timeout == NULL) {
+        *out = -1.0;
+        return 1;
     }
-    PyObject *timeout = NULL;
+    double t;
+    if (PyFloat_CheckExact(timeout))
+        t = PyFloat_AS_DOUBLE(timeout);
+    else if (PyLong_CheckExact(timeout)) {
+        t = PyLong_AsDouble(timeout);
+        if (t == -1.0 && PyErr_Occurred()) {
+            PyErr_Clear();
+            return 0;
+        }
+    } else
+        return 0;
+    if (!(t < 0) && !isfinite(t))
+        return 0; /* NaN, +inf */
+    *out = t < 0 ? -1.0 : t;
+    return 1;
+}
+
+/* The one timeout argument of poll(timeout)/flush(timeout) (positional or keyword), NULL when left out; 0 when
+ * the call has any other shape (Python's to answer). */
+static int timeout_arg(PyObject *const *args, size_t nargsf, PyObject *kwnames, PyObject **timeout) {
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    *timeout = NULL;
     if (nargs == 1 && kwnames == NULL)
-        timeout = args[0];
-    else if (nargs == 0 && kwnames != NULL && PyTuple_GET_SIZE(kwnames) == 1 && PyTuple_GET_ITEM(kwnames, 0) == S_timeout)
-        timeout = args[0];
-    int zero = timeout == ZERO || (timeout != NULL && PyFloat_CheckExact(timeout) && PyFloat_AS_DOUBLE(timeout) == 0.0);
-    if (!zero || !fp->ready || fp->closed || fp->broken || fp->rescue_pending || poll_state_get(fp) != 0 ||
-        PyObject_Length(fp->queue_items) != 0)
-        return PyObject_Vectorcall(fp->slow_poll, args, nargsf, kwnames);
+        *timeout = args[0];
+    else if (nargs == 0 && kwnames != NULL && PyTuple_GET_SIZE(kwnames) == 1 &&
+             PyTuple_GET_ITEM(kwnames, 0) == S_timeout)
+        *timeout = args[0];
+    else if (nargs != 0 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0))
+        return 0;
+    return 1;
+}
+
+/* 1 when this thread may serve the application's reports here: nothing the Python poll must handle (a closed
+ * producer, a failed driver, a rescue under way, a call from inside a callback of this producer on this thread,
+ * callbacks queued or being run by another thread); 0 when not; -1 with an exception. */
+static int direct_ok(FastPath *fp) {
+    if (!fp->ready || fp->closed || fp->broken || fp->rescue_pending || poll_state_get(fp) != 0)
+        return 0;
+    Py_ssize_t queued = PyObject_Length(fp->queue_items);
+    if (queued != 0)
+        return queued < 0 ? -1 : 0;
     PyObject *serving = PyObject_GetAttr(fp->queue, S_serving); /* a thread is running queued callbacks */
     if (serving == NULL)
-        return NULL;
+        return -1;
     int busy = serving != ZERO;
     Py_DECREF(serving);
-    if (busy)
-        return PyObject_Vectorcall(fp->slow_poll, args, nargsf, kwnames);
+    return !busy;
+}
+
+/* One round of the application's poll: librdkafka's poll (``wait_in``: the wrapped producer's poll, or its flush),
+ * waiting up to ``wait`` seconds (a Python float; a poll is back as soon as an event is served, a flush once
+ * librdkafka has nothing left), with the application's callbacks run straight from it, then whatever that round
+ * queued (failed reports, statistics) -- DirectServing._serve without a Python frame. Returns the callbacks run
+ * and reports served (events of mutepro's own do not count), or -1 with an exception set. */
+static long long direct_round(FastPath *fp, PyObject *wait_in, PyObject *wait) {
     long long before = fp->direct_reports;
-    if (direct_enter(fp, 0) < 0) /* no poll of this producer on this thread: checked above */
-        return NULL;
-    PyObject *r = PyObject_CallOneArg(fp->inner_poll, ZERO);
+    if (direct_enter(fp, 0) < 0) /* no poll of this producer on this thread: checked by direct_ok */
+        return -1;
+    PyObject *r = PyObject_CallOneArg(wait_in, wait);
     if (direct_leave(fp, 0) < 0 && r != NULL) { /* removing the entry allocates nothing: cannot fail in practice */
         Py_DECREF(r);
-        return NULL;
+        return -1;
     }
     if (r == NULL) {
         if (fp->poll_error != NULL && fp->poll_error != Py_None && PyErr_ExceptionMatches(PyExc_SystemError)) {
@@ -1927,27 +2002,171 @@ static PyObject *FastPath_poll(FastPath *fp, PyObject *const *args, size_t nargs
             if (res != NULL) { /* the converter always raises; if it did not, the original error stands */
                 Py_DECREF(res);
                 PyErr_Restore(type, value, tb);
-                return NULL;
+                return -1;
             }
             Py_XDECREF(type);
             Py_XDECREF(value);
             Py_XDECREF(tb);
         }
-        return NULL;
+        return -1;
     }
     Py_DECREF(r);
     long long served = fp->direct_reports - before;
-    if (PyObject_Length(fp->queue_items) > 0) { /* failed reports, statistics: run now, as the Python poll does */
+    Py_ssize_t queued = PyObject_Length(fp->queue_items);
+    if (queued < 0)
+        return -1;
+    if (queued > 0) { /* failed reports, statistics: run now, as the Python poll does */
         PyObject *more = PyObject_CallMethodOneArg(fp->queue, S_serve, ZERO);
         if (more == NULL)
-            return NULL;
+            return -1;
         long long n = PyLong_AsLongLong(more);
         Py_DECREF(more);
         if (n == -1 && PyErr_Occurred())
-            return NULL;
+            return -1;
         served += n;
     }
-    return PyLong_FromLongLong(served);
+    return served;
+}
+
+/* direct_round waiting ``wait_s`` seconds */
+static long long direct_wait(FastPath *fp, PyObject *wait_in, double wait_s) {
+    PyObject *wait = PyFloat_FromDouble(wait_s);
+    if (wait == NULL)
+        return -1;
+    long long served = direct_round(fp, wait_in, wait);
+    Py_DECREF(wait);
+    return served;
+}
+
+/* The Python poll()/flush() (``slow``) for the rest of a wait: ``left`` seconds, or forever when negative. */
+static PyObject *hand_over(PyObject *slow, double left) {
+    PyObject *arg = PyFloat_FromDouble(left < 0 ? -1.0 : left);
+    if (arg == NULL)
+        return NULL;
+    PyObject *r = PyObject_CallOneArg(slow, arg);
+    Py_DECREF(arg);
+    return r;
+}
+
+/* poll(timeout=-1): MuteProducer.poll, served here while nothing unusual is going on (see direct_ok), the rest
+ * by the Python poll (slow_poll). The busy writer's poll(0) -- confluent-kafka's README polls once per message --
+ * is one round; a longer poll waits in librdkafka up to DIRECT_SLICE_S at a time, and between slices looks at
+ * the producer again: Ctrl-C, callbacks another thread queued, a rescue, a close (those go to Python with the
+ * time left). Why in C: the Python poll(0) cost ~1.5 us against the plain client's ~0.2-0.4 (with a poll per
+ * message a saturated loop ran at ~0.5x its rate), and the Python poll(0.01) ~190 us of CPU against ~80. */
+static PyObject *FastPath_poll(FastPath *fp, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    if (fp->slow_poll == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "FastPath.poll: slow_poll was not set (MuteProducer sets it)");
+        return NULL;
+    }
+    PyObject *timeout;
+    double t;
+    if (!timeout_arg(args, nargsf, kwnames, &timeout) || !wait_timeout(timeout, &t))
+        return PyObject_Vectorcall(fp->slow_poll, args, nargsf, kwnames);
+    int ok = direct_ok(fp);
+    if (ok <= 0)
+        return ok < 0 ? NULL : PyObject_Vectorcall(fp->slow_poll, args, nargsf, kwnames);
+    if (t == 0) {
+        long long served = direct_round(fp, fp->inner_poll, ZERO);
+        return served < 0 ? NULL : PyLong_FromLongLong(served);
+    }
+    double deadline = t < 0 ? 0.0 : monotonic_s() + t;
+    double wait = t < 0 || t > DIRECT_SLICE_S ? DIRECT_SLICE_S : t;
+    for (;;) {
+        long long served = direct_wait(fp, fp->inner_poll, wait);
+        if (served != 0)
+            return served < 0 ? NULL : PyLong_FromLongLong(served);
+        double left = -1.0;
+        if (t > 0) {
+            left = deadline - monotonic_s();
+            if (left < MIN_WAIT_S)
+                return PyLong_FromLong(0);
+        }
+        if (PyErr_CheckSignals() < 0) /* Ctrl-C during a slice (confluent-kafka checks only between 200 ms chunks) */
+            return NULL;
+        ok = direct_ok(fp);
+        if (ok <= 0)
+            return ok < 0 ? NULL : hand_over(fp->slow_poll, left);
+        wait = t < 0 || left > DIRECT_SLICE_S ? DIRECT_SLICE_S : left;
+    }
+}
+
+/* What flush() waits for: len(producer) -- messages outstanding in librdkafka, callbacks queued, messages held,
+ * awaiting a re-send or in a rescue's hands -- answered here when the last three are none of it (nothing held or
+ * awaiting a re-send, no rescue under way: a rescue's messages in hand are counted only while rescue_pending is
+ * set, and the GIL is held from here to the answer, so no rescue starts in between), by ``pending`` otherwise.
+ * -1 with an exception. Why: the Python len() cost ~3 us, three times the plain client's whole flush(0). */
+static Py_ssize_t pending_count(FastPath *fp) {
+    Py_ssize_t queued = PyObject_Length(fp->queue_items);
+    if (queued < 0)
+        return -1;
+    Py_ssize_t resends = fp->resends != NULL ? PyObject_Length(fp->resends) : 1;
+    if (resends < 0)
+        return -1;
+    if (resends == 0 && PyDict_GET_SIZE(fp->holds) == 0 && !fp->rescue_pending) {
+        long long outstanding = fp->counts->sent_total - fp->counts->reported_total;
+        /* three deque items per queued callback, rounded up as CallbackQueue.__len__ does */
+        return (Py_ssize_t)(outstanding > 0 ? outstanding : 0) + (queued + 2) / 3;
+    }
+    PyObject *n = PyObject_CallNoArgs(fp->pending);
+    if (n == NULL)
+        return -1;
+    Py_ssize_t count = PyLong_AsSsize_t(n);
+    Py_DECREF(n);
+    return count;
+}
+
+/* flush(timeout=-1): MuteProducer.flush, served here while nothing unusual is going on (see direct_ok), the rest
+ * by the Python flush (slow_flush). It waits in the wrapped producer's own flush (librdkafka's rd_kafka_flush:
+ * linger.ms cut short, reports served here, back once librdkafka has nothing left), DIRECT_SLICE_S at a time
+ * as confluent-kafka does, until nothing is left: while messages are outstanding in librdkafka or callbacks are
+ * queued -- what this code sees -- something is; when those reach 0, pending_count says whether anything else is
+ * (held messages, a rescue's, re-sends): then the Python flush takes over. Why: waiting in librdkafka's poll
+ * instead, flush() sat out every message's linger.ms (5 ms per call where the plain client took 1 ms). */
+static PyObject *FastPath_flush(FastPath *fp, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    if (fp->slow_flush == NULL || fp->pending == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "FastPath.flush: slow_flush/pending were not set (MuteProducer sets them)");
+        return NULL;
+    }
+    PyObject *timeout;
+    double t;
+    if (!timeout_arg(args, nargsf, kwnames, &timeout) || !wait_timeout(timeout, &t))
+        return PyObject_Vectorcall(fp->slow_flush, args, nargsf, kwnames);
+    int ok = direct_ok(fp);
+    if (ok <= 0)
+        return ok < 0 ? NULL : PyObject_Vectorcall(fp->slow_flush, args, nargsf, kwnames);
+    PyObject *wait_in = fp->inner_flush != NULL && fp->inner_flush != Py_None ? fp->inner_flush : fp->inner_poll;
+    double deadline = t < 0 ? 0.0 : monotonic_s() + t;
+    double wait = 0.0; /* the first round only serves what is there */
+    for (;;) {
+        if (direct_wait(fp, wait_in, wait) < 0)
+            return NULL;
+        Py_ssize_t queued = PyObject_Length(fp->queue_items);
+        if (queued < 0)
+            return NULL;
+        double left = -1.0;
+        if (t >= 0)
+            left = deadline - monotonic_s();
+        if (fp->counts->sent_total - fp->counts->reported_total <= 0 && queued == 0) {
+            Py_ssize_t rest = pending_count(fp);
+            if (rest <= 0)
+                return rest < 0 ? NULL : PyLong_FromLong(0);
+            if (t >= 0 && left <= 0)
+                return PyLong_FromSsize_t(rest);
+            return hand_over(fp->slow_flush, left); /* held messages, a rescue's: Python's */
+        }
+        if (t >= 0 && left <= 0) {
+            Py_ssize_t rest = pending_count(fp);
+            return rest < 0 ? NULL : PyLong_FromSsize_t(rest);
+        }
+        if (PyErr_CheckSignals() < 0)
+            return NULL;
+        ok = direct_ok(fp);
+        if (ok <= 0)
+            return ok < 0 ? NULL : hand_over(fp->slow_flush, left);
+        /* never less than librdkafka's millisecond: less would be a poll(0) spin until the deadline */
+        wait = t < 0 || left > DIRECT_SLICE_S ? DIRECT_SLICE_S : (left > MIN_WAIT_S ? left : MIN_WAIT_S);
+    }
 }
 
 static PyObject *FastPath_polling(FastPath *self, PyObject *Py_UNUSED(ignored)) {
@@ -2035,7 +2254,24 @@ static int FastPath_set_purge_sink(FastPath *fp, PyObject *value, void *closure)
     return 0;
 }
 
+static PyObject *FastPath_get_on_send(FastPath *fp, void *closure) {
+    return Py_NewRef(fp->on_send != NULL ? fp->on_send : Py_None);
+}
+
+static int FastPath_set_on_send(FastPath *fp, PyObject *value, void *closure) {
+    if (value != NULL && value != Py_None && !PyCallable_Check(value)) {
+        PyErr_SetString(PyExc_TypeError, "on_send: a callable or None");
+        return -1;
+    }
+    PyObject *old = fp->on_send;
+    fp->on_send = value != NULL && value != Py_None ? Py_NewRef(value) : NULL;
+    Py_XDECREF(old);
+    return 0;
+}
+
 static PyGetSetDef FastPath_getset[] = {
+    {"on_send", (getter)FastPath_get_on_send, (setter)FastPath_set_on_send,
+     "a callable called (then dropped) by the next produce() that hands a message to librdkafka, or None", NULL},
     {"purge_sink", (getter)FastPath_get_purge_sink, (setter)FastPath_set_purge_sink,
      "a list while a rescue collects its purge reports (each purged fast-path message appended as "
      "(enqueued, cb, kind, msg)), else None", NULL},
@@ -2060,6 +2296,8 @@ static PyMethodDef FastPath_methods[] = {
     {"poll", (PyCFunction)(void (*)(void))FastPath_poll, METH_FASTCALL | METH_KEYWORDS,
      "poll(timeout=-1): MuteProducer.poll; poll(0) served here when nothing unusual is going on, the rest by "
      "slow_poll"},
+    {"flush", (PyCFunction)(void (*)(void))FastPath_flush, METH_FASTCALL | METH_KEYWORDS,
+     "flush(timeout=-1): MuteProducer.flush; waits here when nothing unusual is going on, the rest by slow_flush"},
     {"polling", (PyCFunction)FastPath_polling, METH_NOARGS,
      "how many polls of the wrapped producer this thread is inside (0: none; > 0: e.g. in a delivery callback)"},
     {NULL},
@@ -2084,6 +2322,11 @@ static PyMemberDef FastPath_members[] = {
     {"poll_error", T_OBJECT, offsetof(FastPath, poll_error), 0,
      "converter(SystemError) for confluent-kafka's lost KeyboardInterrupt (always raises), or None"},
     {"broken", T_INT, offsetof(FastPath, broken), 0, "the driver failed: poll() takes the Python path (it raises)"},
+    {"slow_flush", T_OBJECT, offsetof(FastPath, slow_flush), 0, "the Python flush(timeout) for what flush() leaves"},
+    {"pending", T_OBJECT, offsetof(FastPath, pending), 0, "len(producer): what flush() waits for, held ones too"},
+    {"resends", T_OBJECT, offsetof(FastPath, resends), 0, "the hold queues' re-send deque (flush() looks at it)"},
+    {"inner_flush", T_OBJECT, offsetof(FastPath, inner_flush), 0,
+     "the wrapped producer's flush: what flush() waits in (None: its poll)"},
     {NULL},
 };
 

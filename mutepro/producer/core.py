@@ -28,6 +28,7 @@ from mutepro.producer.message import (
     keeping_headers,
 )
 from mutepro.producer.metrics import ProducerCounters
+from mutepro.producer.pacing import Pacer
 from mutepro.producer.tracker import OutstandingTracker
 
 Clock = Callable[[], float]
@@ -101,6 +102,8 @@ class Core:
         self.early_delivered: dict[str, set[int]] = {}
         # keyed reroutes since the last tick, (topic, home) -> {target: count}: one event per tick, not per message
         self.reroutes: dict[tuple[str, int], dict[int, int]] = {}
+        # parks the driver thread while the producer is idle; every send wakes it (see mutepro.producer.pacing)
+        self.pacer = Pacer()
 
     def want_metadata(self, topic: str) -> None:
         """Ask the metadata thread to load ``topic``'s metadata now (a send before it was known)."""
@@ -136,24 +139,26 @@ class Core:
         if counted and kind in (NORMAL, RESCUED) and self.fast is not None:
             # in C: its reporter, the positional call, the counts (a rescue re-sends thousands this way)
             self.fast.send(topic, value, key, partition, cb, timestamp, headers, kind)
-            return
-        if not counted:
-            kind |= UNCOUNTED
-        try:
-            reporter = self.reporters[(cb, kind)]
-        except (KeyError, TypeError):
-            reporter = self.reporter(cb, kind)
-        if headers is not None:
-            reporter = keeping_headers(reporter, headers)
-        self.inner.produce(
-            topic, value, key, partition=partition, on_delivery=reporter, timestamp=timestamp, headers=headers
-        )
-        self.totals.sent_total += 1
-        if counted:
-            assert tally is not None
-            tally.sent[partition] += 1
-            if value is not None:
-                tally.sent_bytes[partition] += len(value)
+        else:
+            if not counted:
+                kind |= UNCOUNTED
+            try:
+                reporter = self.reporters[(cb, kind)]
+            except (KeyError, TypeError):
+                reporter = self.reporter(cb, kind)
+            if headers is not None:
+                reporter = keeping_headers(reporter, headers)
+            self.inner.produce(
+                topic, value, key, partition=partition, on_delivery=reporter, timestamp=timestamp, headers=headers
+            )
+            self.totals.sent_total += 1
+            if counted:
+                assert tally is not None
+                tally.sent[partition] += 1
+                if value is not None:
+                    tally.sent_bytes[partition] += len(value)
+        if self.pacer.parked:  # after the count: see Pacer.park
+            self.pacer.wake()
 
     def resend(self, m: OutMessage, partition: int, kind: int) -> bool:
         """:meth:`dispatch` for a message the application handed over earlier (a rescue, a hold release, a retry):

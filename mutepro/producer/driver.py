@@ -51,7 +51,9 @@ class Driver:
         self._user_stats_cb = user_stats_cb
         self._user_error_cb = user_error_cb
         self._user_throttle_cb = user_throttle_cb
-        self.stats: StatsSnapshot | None = None
+        self._stats: StatsSnapshot | None = None
+        self._raw_stats: str | None = None  # the latest statistics, parsed when read (see on_stats)
+        self._parsed_raw: str | None = None  # ... and the ones _stats was parsed from
         self._topic_checked: dict[str, float] = {}
         self._weights_at = 0.0
         self._racks = racks
@@ -59,6 +61,10 @@ class Driver:
         self._locality = locality
         self._locality_at = 0.0
         self._recorder = recorder
+        # (sent, reported) totals as the last round drained them, and whether they had not moved since the round
+        # before: the round found nothing new (see idle)
+        self._counts: tuple[int, int] = (-1, -1)
+        self.quiet = False
 
     def tick(self, now: float) -> None:
         core = self._core
@@ -69,11 +75,15 @@ class Driver:
         with core.lock:  # the C fast path counts on other threads: read-and-zero under the gate
             tracker.checkpoint(now)
             drained = list(tracker.drain())
+            counts = (tracker.sent_total, tracker.reported_total)
+        self.quiet, self._counts = counts == self._counts, counts
         for topic, p, calls, failures, slow in drained:
             manager.record_many(topic, p, calls, failures, slow, now)
+        # a quiet round judges nothing new: the statistics wait for a round that does (see on_stats)
+        stats = self._stats if self.quiet else self.stats
         if self._recorder is not None:
-            self._recorder.round(now, drained, tracker, list(tracker.topics), self.stats)
-        opened = manager.evaluate(tracker.load, self.stats, tracker.busy)
+            self._recorder.round(now, drained, tracker, list(tracker.topics), stats)
+        opened = manager.evaluate(tracker.load, stats, tracker.busy)
         core.counters.avoids = manager.avoid_episodes
         if opened:
             self._rescuer.schedule(opened, now)
@@ -105,6 +115,22 @@ class Driver:
             self._locality_at = now
             for topic, tally in list(core.tracker.topics.items()):
                 self._locality.update(topic, list(tally.sent_bytes), manager.local_partitions(topic))
+
+    def idle(self) -> bool:
+        """True when the next rounds have nothing to look at until the application sends again: the last round
+        found nothing new (no message sent or reported since the round before) and nothing since, no message is
+        outstanding, and nothing is muted, avoided, held, due for a rescue or a re-send, or waiting for its
+        topic's metadata. The driver then parks (:mod:`mutepro.producer.pacing`; call after ``Pacer.park``)."""
+        core = self._core
+        tracker = core.tracker
+        if not self.quiet or (tracker.sent_total, tracker.reported_total) != self._counts or tracker.total:
+            return False
+        holds, rescuer, manager = self._holds, self._rescuer, core.manager
+        if core.wanted_topics or core.reroutes or holds.queues or holds.retry:
+            return False
+        if rescuer.pending or rescuer.in_hand or rescuer.moves or manager.muted_brokers():
+            return False
+        return not any(s.muted or s.probing or s.avoided for s in list(manager.snapshots.values()))
 
     def load_metadata(self, now: float) -> float:
         """Load the metadata of topics produced to before it was known, and refresh the known ones now and then.
@@ -173,12 +199,27 @@ class Driver:
     # -- librdkafka callbacks (driver thread, inside inner.poll) -------------------------------------------
 
     def on_stats(self, raw: str) -> None:
+        """librdkafka's statistics (every second), kept to be parsed when read: they arrive inside whichever poll
+        serves them -- often the application's, waiting -- and parsing cost ~250 us of CPU there each second, as
+        much as the plain client's whole wait. The driver's rounds read them (:attr:`stats`); a parked driver
+        (an idle producer) reads none."""
+        self._raw_stats = raw
+        if self._user_stats_cb is not None:
+            self._core.callbacks.put(self._user_stats_cb, raw)
+
+    @property
+    def stats(self) -> StatsSnapshot | None:
+        """The latest statistics librdkafka sent (None before the first); partition leaders are taken from them."""
+        raw = self._raw_stats
+        if raw is None or raw is self._parsed_raw:
+            return self._stats
+        self._parsed_raw = raw  # (another thread reading at once may parse the same text too: harmless)
         try:
             snap = parse_stats(raw)
         except StatsParseError as err:
             log.debug("stats_unparsable", error=str(err))
         else:
-            self.stats = snap
+            self._stats = snap
             by_topic: dict[str, dict[int, int]] = {}
             for (topic, p), ps in snap.partitions.items():
                 if ps.leader >= 0:
@@ -187,8 +228,7 @@ class Driver:
                 self._core.manager.update_leaders(topic, leaders)
                 if self._recorder is not None:
                     self._recorder.leaders(self._core.clock(), topic, leaders)
-        if self._user_stats_cb is not None:
-            self._core.callbacks.put(self._user_stats_cb, raw)
+        return self._stats
 
     def on_error(self, err: KafkaError) -> None:
         log.warning("client_error", producer=self._name, error=str(err), code=err.code())

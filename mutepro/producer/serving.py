@@ -38,7 +38,10 @@ _KEY_MODES = {
     "fnv1a": "KP_FNV1A",
     "fnv1a_random": "KP_FNV1A_RANDOM",
 }
-_DIRECT_WAIT_S = 0.2  # a blocking poll() waits in librdkafka this long at a time (then checks the queue again)
+#: a blocking poll() waits in librdkafka this long at a time (then checks the queue again): confluent-kafka's own
+#: poll wakes this often too (it waits in 200 ms chunks to notice Ctrl-C), so the slices cost no extra wake-ups
+_DIRECT_WAIT_S = 0.2
+_MIN_WAIT_S = 0.001  # librdkafka's unit: less than this left is a poll(0), and the deadline has come
 _QUIET_S = 1.0  # a rescue waits at most this long for other threads to leave librdkafka's poll
 
 
@@ -55,7 +58,7 @@ class ReportServing(Protocol):
         """Serve what is there now (one round of ``flush()``)."""
 
     def flush_wait(self, pause_s: float) -> None:
-        """Wait up to ``pause_s`` for something to serve (between ``flush()`` rounds)."""
+        """Wait up to ``pause_s`` for something to serve, and serve it (between ``flush()``'s counts)."""
 
     def nested(self) -> bool:
         """True inside a callback this producer's poll()/flush() runs on this thread."""
@@ -97,7 +100,8 @@ class LockedServing:
         self._callbacks.serve(0)
 
     def flush_wait(self, pause_s: float) -> None:
-        self._callbacks.wait(pause_s)
+        self._callbacks.wait(pause_s)  # the driver serves librdkafka's reports each tick and queues them here
+        self.flush_round()
 
     def nested(self) -> bool:
         return self._callbacks.serving_here()
@@ -135,19 +139,25 @@ class DirectServing:
     def poll(self, timeout: float | None) -> int:
         if timeout == 0:  # the busy writer's poll(0), often once per message: one round, no clock
             return self._serve(0.0)
-        deadline = None if timeout is None or timeout < 0 else time.monotonic() + timeout
+        if timeout is None or timeout < 0:
+            while True:
+                served = self._serve(_DIRECT_WAIT_S)
+                if served:
+                    return served
+        # One wait in librdkafka per slice (GIL released), back at once when a report arrives; between slices the
+        # queue is looked at again (reports the driver thread queued meanwhile). librdkafka waits whole
+        # milliseconds (confluent-kafka truncates: poll(0.0009) is poll(0)), so a wait is never asked for less than
+        # one: the last 0.4 ms of poll(0.001) asked again and again was a poll(0) spin, ~1 ms of CPU per call.
+        deadline = time.monotonic() + timeout
+        wait = min(timeout, _DIRECT_WAIT_S)
         while True:
-            served = self._serve(0.0)
+            served = self._serve(wait)
             if served:
                 return served
-            left = None if deadline is None else deadline - time.monotonic()
-            if left is not None and left <= 0:
+            left = deadline - time.monotonic()
+            if left < _MIN_WAIT_S:
                 return 0
-            # wait in librdkafka itself (GIL released), a slice at a time: reports the driver thread queues
-            # meanwhile are picked up on the next round
-            served = self._serve(_DIRECT_WAIT_S if left is None else min(left, _DIRECT_WAIT_S))
-            if served:
-                return served
+            wait = min(left, _DIRECT_WAIT_S)
 
     def flush_round(self) -> None:
         self._serve(0.0)
