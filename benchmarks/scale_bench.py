@@ -21,6 +21,8 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import os
+import platform
 import statistics
 import sys
 import time
@@ -121,8 +123,12 @@ def main(argv: list[str] | None = None) -> int:
     sizes = [int(x) for x in args.partitions.split(",") if x.strip()]
     paths = [("c", True)] if accel.available() else []
     paths.append(("python", False))
-    result: dict[str, Any] = {"meta": {"command": "python benchmarks/scale_bench.py " + " ".join(sys.argv[1:]),
-                                       "reps": args.reps}, "decision": {}, "per_message": {}}  # fmt: skip
+    # command, date and machine in the result itself: the report states them (benchmarks/make_report.py)
+    result: dict[str, Any] = {"meta": {
+        "command": "python benchmarks/scale_bench.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        "date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+        "reps": args.reps,
+    }, "decision": {}, "per_message": {}}  # fmt: skip
     for n in sizes:
         for share in (0.0, 0.1, 0.5):
             muted = int(n * share)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import statistics
 import sys
 import tempfile
@@ -65,7 +66,12 @@ def main(argv: list[str] | None = None) -> int:
     if jars.fell_back:
         print(f"note: spark-sql-kafka-0-10 {jars.wanted} is not published; using {jars.version}", file=sys.stderr)
     result: dict[str, Any] = {
-        "config": {**vars(args), "connector": jars.version, "spark": jars.wanted, "load_before": os.getloadavg()},
+        "config": {
+            **vars(args), "connector": jars.version, "spark": jars.wanted, "load_before": os.getloadavg(),
+            # command, date and machine in the result itself: the report states them (benchmarks/make_report.py)
+            "command": "python benchmarks/spark_bench.py " + " ".join(sys.argv[1:] if argv is None else argv),
+            "date": time.strftime("%Y-%m-%d"), "machine": f"{platform.machine()}, {os.cpu_count()} cores",
+        },
         "batch": {}, "stream": {},
     }
     with LocalCluster(ClusterSpec(brokers=3)) as cluster:
@@ -215,19 +221,20 @@ class Bench:
             for m in msgs:
                 if m.error() is None:
                     total += 1
-                    ids.add(int(m.value()[:12]))
+                    ids.add(int((m.value() or b"")[:12]))  # every row has a value; None would be a bug
         consumer.close()
         missing = sum(1 for i in range(expected) if i not in ids)
         return {"read_back": total, "distinct": len(ids), "missing": missing, "duplicates": total - len(ids)}
 
 
-def _writer(sink: str, df: Any, opts: dict[str, str]) -> Callable[[], None]:
+def _writer(sink: str, df: Any, opts: dict[str, str]) -> Callable[[], object]:
+    """The write of one batch; what it returns is not used (the topic is read back instead)."""
     if sink == "plain_ceiling":
         client = {k[len("kafka."):]: v for k, v in opts.items() if k.startswith("kafka.")}
-        return lambda: plain_sink.write(df, opts["topic"], client) and None
+        return lambda: plain_sink.write(df, opts["topic"], client)
     if sink == "mutepro_fb":
         sink_fn = KafkaSink(options=opts)
-        return lambda: sink_fn(df, 0) and None
+        return lambda: sink_fn(df, 0)
     fmt = "mutepro" if sink == "mutepro_ds" else "kafka"
     return lambda: df.write.format(fmt).mode("append").options(**opts).save()
 
