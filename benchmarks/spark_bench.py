@@ -3,9 +3,16 @@
     flock /tmp/mutepro-cluster.lock python benchmarks/spark_bench.py            # full run (~15 min, 2 cores)
     flock /tmp/mutepro-cluster.lock python benchmarks/spark_bench.py --quick    # smoke test (~3 min)
 
-Starts its own 3-broker cluster and one local[2] SparkSession (the built-in sink's jars from
-``mutepro spark jars``), and writes ``<out>/spark_bench.json``. Same DataFrame, same cluster, same run for all
-sinks; each run writes a fresh topic (12 partitions, RF=1) and is read back (count, distinct ids, missing).
+Starts its own cluster (``--brokers``, 3 by default) and one local[2] SparkSession (the built-in sink's jars from
+``mutepro spark jars``), and writes ``<out>/<name>.json`` (``--name``, ``spark_bench`` by default). Same DataFrame,
+same cluster, same run for all sinks; each run writes a fresh topic (12 partitions, ``--replication-factor``, 1 by
+default) and is read back (count, distinct ids, missing). ``--acks`` sets both clients' acks (``all`` by default,
+both clients' default too). With RF 3 and acks=all a stalled broker holds up every partition it follows as well as
+those it leads, until the leaders drop it from their ISR (``replica.lag.time.max.ms``: 10 s on this cluster, 30 s
+by Kafka's default):
+
+    flock /tmp/mutepro-cluster.lock python benchmarks/spark_bench.py --replication-factor 3 --name spark_bench_rf3 \
+        --scenarios stream_stalled
 
 Batch writes (``spark.range(rows)`` of 512-byte values, 2 tasks), repetitions interleaved:
 
@@ -74,13 +81,13 @@ def main(argv: list[str] | None = None) -> int:
         },
         "batch": {}, "stream": {},
     }
-    with LocalCluster(ClusterSpec(brokers=3)) as cluster:
+    with LocalCluster(ClusterSpec(brokers=args.brokers)) as cluster:
         spark = _session(jars.spark_jars)
         try:
             bench = Bench(spark, cluster, args)
             for scenario in args.scenarios:
                 if scenario == "stream_stalled":
-                    result["stream"] = {sink: bench.stream(sink) for sink in ("builtin_tuned", "mutepro_ds")}
+                    result["stream"] = {sink: bench.stream(sink) for sink in args.stream_sinks}
                     continue
                 runs: dict[str, list[dict[str, Any]]] = {sink: [] for sink in args.sinks}
                 for rep in range(args.reps if scenario == "happy" else 1):
@@ -92,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             spark.stop()
     result["config"]["load_after"] = os.getloadavg()
-    path = out / "spark_bench.json"
+    path = out / f"{args.name}.json"
     path.write_text(json.dumps(result, indent=2))
     print(_report(result))
     print(f"written: {path}")
@@ -111,7 +118,7 @@ class Bench:
 
     def topic(self) -> str:
         name = f"spark-bench-{uuid.uuid4().hex[:8]}"
-        create_topic(self.admin, name, partitions=PARTITIONS, replication_factor=1)
+        create_topic(self.admin, name, partitions=PARTITIONS, replication_factor=self.args.replication_factor)
         return name
 
     def df(self, rows: int) -> Any:
@@ -122,7 +129,7 @@ class Bench:
         )
 
     def options(self, sink: str, topic: str, faulty: bool) -> dict[str, str]:
-        opts = {"kafka.bootstrap.servers": self.bootstrap, "topic": topic}
+        opts = {"kafka.bootstrap.servers": self.bootstrap, "topic": topic, "kafka.acks": self.args.acks}
         if sink == "builtin_tuned":
             opts.update({"kafka.batch.size": "1048576", "kafka.linger.ms": "5"})
         if sink.startswith("mutepro") or sink == "plain_ceiling":
@@ -169,6 +176,10 @@ class Bench:
         if sink == "mutepro_ds":
             register(self.spark)  # on the starting thread, right before start() (see register's docstring)
             writer = writer.format("mutepro").options(**opts)
+        elif sink == "mutepro_fb":
+            writer = writer.foreachBatch(KafkaSink(options=opts))
+        elif sink == "plain_ceiling":
+            raise ValueError("plain_ceiling writes batches only, not a stream")
         else:
             writer = writer.format("kafka").options(**opts)
         query = writer.trigger(processingTime="1 second").start()
@@ -359,7 +370,12 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--sinks", default=",".join(SINKS))
     p.add_argument("--sink-option", action="append", default=[], metavar="KEY=VALUE",
                    help="an option for mutepro's sinks only (repeatable), e.g. kafka.linger.ms=20")
+    p.add_argument("--stream-sinks", default="builtin_tuned,mutepro_ds", help="the sinks of stream_stalled")
+    p.add_argument("--brokers", type=int, default=3, help="brokers in the cluster (default 3)")
+    p.add_argument("--replication-factor", type=int, default=1, help="of each run's topic (default 1)")
+    p.add_argument("--acks", choices=("all", "1"), default="all", help="both clients' acks (default all)")
     p.add_argument("--out", default=str(Path(__file__).parent / "results"))
+    p.add_argument("--name", default="spark_bench", help="the result's file name in --out, without .json")
     args = p.parse_args(argv)
     bad = [o for o in args.sink_option if "=" not in o]
     if bad:
@@ -375,8 +391,11 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     args.read_timeout_s = 60.0 if quick else 300.0
     args.scenarios = [s for s in args.scenarios.split(",") if s]
     args.sinks = [s for s in args.sinks.split(",") if s]
+    args.stream_sinks = [s for s in args.stream_sinks.split(",") if s]
+    if args.replication_factor > args.brokers:
+        p.error(f"--replication-factor {args.replication_factor} needs at least as many --brokers ({args.brokers})")
     unknown = [s for s in args.scenarios if s not in (*BATCH_SCENARIOS, "stream_stalled")]
-    unknown += [s for s in args.sinks if s not in SINKS + EXTRA_SINKS]
+    unknown += [s for s in args.sinks + args.stream_sinks if s not in SINKS + EXTRA_SINKS]
     if unknown:
         p.error(f"unknown scenario or sink: {', '.join(unknown)}")
     return args
