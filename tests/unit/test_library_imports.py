@@ -55,3 +55,37 @@ class TestNoPytestInLibrary:
             if bad:
                 offenders[module] = sorted(bad)
         assert offenders == {}
+
+
+def _imported_modules(path: Path, module: str) -> set[str]:
+    """Every module the file imports, anywhere in it (function bodies too), relative imports resolved against
+    ``module`` (``from . import x`` and ``from .racks import y`` count)."""
+    package = module.split(".") if path.name == "__init__.py" else module.split(".")[:-1]
+    names: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Import):
+            names.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = package[: len(package) - node.level + 1] if node.level else []
+            parent = ".".join([*base, *([node.module] if node.module else [])])
+            names.add(parent)
+            names.update(f"{parent}.{alias.name}" for alias in node.names)
+    return names
+
+
+class TestLayering:
+    def test_cluster_does_not_import_racks(self) -> None:
+        """The dependency is one-way: mutepro.racks may use mutepro.cluster (the Kafka distribution, the admin
+        helpers), mutepro.cluster never imports mutepro.racks, even lazily inside a function."""
+        offenders = {}
+        for path in sorted((_ROOT / "cluster").rglob("*.py")):
+            module = "mutepro." + ".".join(path.relative_to(_ROOT).with_suffix("").parts)
+            if module.endswith(".__init__"):
+                module = module.removesuffix(".__init__")
+            bad = {
+                n for n in _imported_modules(path, module)
+                if n == "mutepro.racks" or n.startswith("mutepro.racks.")
+            }
+            if bad:
+                offenders[module] = sorted(bad)
+        assert offenders == {}
