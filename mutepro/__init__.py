@@ -9,33 +9,84 @@
 
 from __future__ import annotations
 
-from mutepro.detect import Delivery, MuteReason, PartitionDetector, PartitionLoad, Verdict
-from mutepro.errors import ClusterError, ConfigError, MuteproError, PrerequisiteError
-from mutepro.mute.breaker import BreakerState, MuteBreaker
-from mutepro.mute.manager import MuteEvent, MuteEventKind, ProducerMuteManager
-from mutepro.mute.store import BreakerStore, MemoryStore, RedisStore
-from mutepro.partition import MuteView, MutingPartitioner, TopicSnapshot
-from mutepro.policy import (
-    BreakerConfig,
-    BrokerConfig,
-    CongestionConfig,
-    FailureRateConfig,
-    HoldConfig,
-    KeyedPolicy,
-    LoggingConfig,
-    MetricsConfig,
-    PartitionerConfig,
-    Policy,
-    PolicyError,
-    PolicyIssue,
-    RescueConfig,
-    SlowCallConfig,
-    StateConfig,
-    TopicPolicy,
-    WindowConfig,
-    load_policy,
-)
-from mutepro.producer import MuteProducer, MuteSerializingProducer, ProducerCounters
+from importlib import import_module
+from importlib.util import find_spec
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # the names for type checkers and the API docs; at run time __getattr__ imports each on first use
+    from mutepro.detect import Delivery, MuteReason, PartitionDetector, PartitionLoad, Verdict
+    from mutepro.errors import ClusterError, ConfigError, MuteproError, PrerequisiteError
+    from mutepro.mute.breaker import BreakerState, MuteBreaker
+    from mutepro.mute.manager import MuteEvent, MuteEventKind, ProducerMuteManager
+    from mutepro.mute.store import BreakerStore, MemoryStore, RedisStore
+    from mutepro.partition import MuteView, MutingPartitioner, TopicSnapshot
+    from mutepro.policy import (
+        BreakerConfig,
+        BrokerConfig,
+        CongestionConfig,
+        FailureRateConfig,
+        HoldConfig,
+        KeyedPolicy,
+        LoggingConfig,
+        MetricsConfig,
+        PartitionerConfig,
+        Policy,
+        PolicyError,
+        PolicyIssue,
+        RescueConfig,
+        SlowCallConfig,
+        StateConfig,
+        TopicPolicy,
+        WindowConfig,
+        load_policy,
+    )
+    from mutepro.producer import MuteProducer, MuteSerializingProducer, ProducerCounters
+
+#: public name -> the module defining it. Importing mutepro loads none of them: `mutepro config check` and the
+#: CLI start without the producer stack (pybreaker, redis, confluent_kafka); `from mutepro import X` loads X's module.
+_LAZY: dict[str, str] = {
+    'Delivery': 'mutepro.detect',
+    'MuteReason': 'mutepro.detect',
+    'PartitionDetector': 'mutepro.detect',
+    'PartitionLoad': 'mutepro.detect',
+    'Verdict': 'mutepro.detect',
+    'ClusterError': 'mutepro.errors',
+    'ConfigError': 'mutepro.errors',
+    'MuteproError': 'mutepro.errors',
+    'PrerequisiteError': 'mutepro.errors',
+    'BreakerState': 'mutepro.mute.breaker',
+    'MuteBreaker': 'mutepro.mute.breaker',
+    'MuteEvent': 'mutepro.mute.manager',
+    'MuteEventKind': 'mutepro.mute.manager',
+    'ProducerMuteManager': 'mutepro.mute.manager',
+    'BreakerStore': 'mutepro.mute.store',
+    'MemoryStore': 'mutepro.mute.store',
+    'RedisStore': 'mutepro.mute.store',
+    'MuteView': 'mutepro.partition',
+    'MutingPartitioner': 'mutepro.partition',
+    'TopicSnapshot': 'mutepro.partition',
+    'BreakerConfig': 'mutepro.policy',
+    'BrokerConfig': 'mutepro.policy',
+    'CongestionConfig': 'mutepro.policy',
+    'FailureRateConfig': 'mutepro.policy',
+    'HoldConfig': 'mutepro.policy',
+    'KeyedPolicy': 'mutepro.policy',
+    'LoggingConfig': 'mutepro.policy',
+    'MetricsConfig': 'mutepro.policy',
+    'PartitionerConfig': 'mutepro.policy',
+    'Policy': 'mutepro.policy',
+    'PolicyError': 'mutepro.policy',
+    'PolicyIssue': 'mutepro.policy',
+    'RescueConfig': 'mutepro.policy',
+    'SlowCallConfig': 'mutepro.policy',
+    'StateConfig': 'mutepro.policy',
+    'TopicPolicy': 'mutepro.policy',
+    'WindowConfig': 'mutepro.policy',
+    'load_policy': 'mutepro.policy',
+    'MuteProducer': 'mutepro.producer',
+    'MuteSerializingProducer': 'mutepro.producer',
+    'ProducerCounters': 'mutepro.producer',
+}
 
 __version__ = "0.2.0"
 
@@ -83,3 +134,20 @@ __all__ = [
     "__version__",
     "load_policy",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """PEP 562: a public name's module is imported on first use (``from mutepro import MuteProducer`` too)."""
+    module = _LAZY.get(name)
+    if module is None:
+        # a subpackage (mutepro.producer, mutepro.errors, ...), as attribute access found them before they were lazy
+        if not name.startswith("_") and find_spec(f"{__name__}.{name}") is not None:
+            return import_module(f"{__name__}.{name}")
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value  # later lookups skip __getattr__
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

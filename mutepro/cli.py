@@ -15,20 +15,43 @@ from mutepro import __version__
 from mutepro.errors import MuteproError
 from mutepro.logs import configure_logging
 
-# (module, attribute) of every sub-command group; a group whose module is absent, or needs an optional extra that
-# is not installed (`mutepro spark` needs mutepro[spark]), is simply not offered.
+# name -> (module, attribute) of every sub-command group. Each module is imported only when its command runs (or
+# `mutepro --help` lists them): `mutepro config check` loads the policy code, not pyspark, the producer or the cluster
+# launcher. A group whose module is absent, or needs an optional extra that is not installed (`mutepro spark` needs
+# mutepro[spark]), is simply not offered.
 _OPTIONAL_EXTRAS = frozenset({"pyspark", "pyarrow", "pandas"})
-_GROUPS = (
-    ("mutepro.cluster.cli", "cluster"),
-    ("mutepro.policy.cli", "config"),
-    ("mutepro.racks.cli", "racks"),
-    ("mutepro.demo", "demo"),
-    ("mutepro.spark.cli", "spark"),
-    ("mutepro.trace.cli", "trace"),
-)
+_GROUPS = {
+    "cluster": ("mutepro.cluster.cli", "cluster"),
+    "config": ("mutepro.policy.cli", "config"),
+    "racks": ("mutepro.racks.cli", "racks"),
+    "demo": ("mutepro.demo", "demo"),
+    "spark": ("mutepro.spark.cli", "spark"),
+    "trace": ("mutepro.trace.cli", "trace"),
+}
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _LazyGroup(click.Group):
+    """A click group whose sub-commands are imported from :data:`_GROUPS` when first looked up."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *(n for n in _GROUPS if self.get_command(ctx, n) is not None)})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        command = super().get_command(ctx, cmd_name)
+        if command is not None or cmd_name not in _GROUPS:
+            return command
+        module, attr = _GROUPS[cmd_name]
+        try:
+            command = getattr(importlib.import_module(module), attr)
+        except ModuleNotFoundError as err:
+            if err.name and (module.startswith(err.name) or err.name.split(".")[0] in _OPTIONAL_EXTRAS):
+                return None
+            raise
+        self.add_command(command, cmd_name)
+        return command
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="mutepro")
 @click.option("--log-level", default="info", show_default=True,
               type=click.Choice(["debug", "info", "warning", "error"]), help="Events shown on stderr.")
@@ -36,16 +59,6 @@ _GROUPS = (
 def cli(log_level: str, log_format: str) -> None:
     """mutepro: keep Kafka producers healthy when part of the cluster is not."""
     configure_logging(log_level, log_format)
-
-
-for _module, _attr in _GROUPS:
-    try:
-        _command = getattr(importlib.import_module(_module), _attr)
-    except ModuleNotFoundError as _err:
-        if _err.name and (_module.startswith(_err.name) or _err.name.split(".")[0] in _OPTIONAL_EXTRAS):
-            continue
-        raise
-    cli.add_command(_command)
 
 
 def main() -> None:

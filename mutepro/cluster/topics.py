@@ -6,10 +6,11 @@ this is that one helper. It is library code (no pytest): ``mutepro demo`` import
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
+from typing import Any
 
-from mutepro.errors import ConfigError
-from mutepro.racks.topics import wait_for_leaders
+from mutepro.errors import ClusterError, ConfigError
 
 
 def create_topic(
@@ -71,3 +72,24 @@ def _check_topic_shape(
         raise ConfigError(f"partitions: expected a whole number from 1 to {MAX_TEST_PARTITIONS:,}, got {partitions!r}")
     if isinstance(replication_factor, bool) or not isinstance(replication_factor, int) or replication_factor < 1:
         raise ConfigError(f"replication_factor: expected a whole number >= 1, got {replication_factor!r}")
+
+
+def wait_for_leaders(admin: Any, name: str, partitions: int, timeout_s: float) -> None:
+    """Block until the metadata shows every partition of ``name`` with a leader (bounded by ``timeout_s``).
+
+    CreateTopics returns when the controller has committed the topic; brokers learn it a moment later, and
+    a describe in between answers UNKNOWN_TOPIC_OR_PART. Metadata is the only signal a client gets.
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        topic = admin.list_topics(name, timeout=max(1.0, min(5.0, timeout_s))).topics.get(name)
+        if (
+            topic is not None
+            and topic.error is None
+            and len(topic.partitions) == partitions
+            and all(p.leader >= 0 for p in topic.partitions.values())
+        ):
+            return
+        if time.monotonic() >= deadline:
+            raise ClusterError(f"topic {name!r} was created but had no leader for every partition after {timeout_s}s")
+        time.sleep(0.1)

@@ -57,7 +57,7 @@ def create_topic(cluster: LocalCluster, name: str, config: Mapping[str, str] | N
     """A 12-partition topic, one replica per partition, a third led by each broker; waits for its leaders."""
     from confluent_kafka.admin import AdminClient, NewTopic
 
-    from mutepro.racks.topics import wait_for_leaders
+    from mutepro.cluster.topics import wait_for_leaders
 
     admin = AdminClient(cluster.client_config())
     topic = NewTopic(name, num_partitions=PARTITIONS, replica_assignment=ASSIGNMENT, config=dict(config or {}))

@@ -8,10 +8,10 @@ partition count always give the same replicas, so a runbook can show them before
 from __future__ import annotations
 
 import random
-import time
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from mutepro.cluster.topics import wait_for_leaders
 from mutepro.errors import ClusterError
 from mutepro.racks.placement import Assignment, assign_replicas_to_brokers
 
@@ -93,23 +93,3 @@ def create_rack_aware_topic(
         wait_for_leaders(admin, name, len(assignment), timeout_s)
     return assignment
 
-
-def wait_for_leaders(admin: Any, name: str, partitions: int, timeout_s: float) -> None:
-    """Block until the metadata shows every partition of ``name`` with a leader (bounded by ``timeout_s``).
-
-    CreateTopics returns when the controller has committed the topic; brokers learn it a moment later, and
-    a describe in between answers UNKNOWN_TOPIC_OR_PART. Metadata is the only signal a client gets.
-    """
-    deadline = time.monotonic() + timeout_s
-    while True:
-        topic = admin.list_topics(name, timeout=max(1.0, min(5.0, timeout_s))).topics.get(name)
-        if (
-            topic is not None
-            and topic.error is None
-            and len(topic.partitions) == partitions
-            and all(p.leader >= 0 for p in topic.partitions.values())
-        ):
-            return
-        if time.monotonic() >= deadline:
-            raise ClusterError(f"topic {name!r} was created but had no leader for every partition after {timeout_s}s")
-        time.sleep(0.1)

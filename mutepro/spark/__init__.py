@@ -11,13 +11,35 @@ See README "Spark sink" for options and delivery semantics (at least once; repla
 
 from __future__ import annotations
 
-from mutepro.spark.core import BATCH_HEADER, ROW_HEADER
-from mutepro.spark.datasource import FORMAT, MuteproDataSource, register
-from mutepro.spark.dedup import ReplayFilter, row_identity
-from mutepro.spark.errors import SinkDeliveryError
-from mutepro.spark.figures import BatchFigures, TaskFigures
-from mutepro.spark.foreach import KafkaSink
-from mutepro.spark.options import SinkOptions, parse_options
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # for type checkers and the API docs; at run time __getattr__ imports each name on first use
+    from mutepro.spark.core import BATCH_HEADER, ROW_HEADER
+    from mutepro.spark.datasource import FORMAT, MuteproDataSource, register
+    from mutepro.spark.dedup import ReplayFilter, row_identity
+    from mutepro.spark.errors import SinkDeliveryError
+    from mutepro.spark.figures import BatchFigures, TaskFigures
+    from mutepro.spark.foreach import KafkaSink
+    from mutepro.spark.options import SinkOptions, parse_options
+
+#: public name -> its module. Importing mutepro.spark (or mutepro.spark.cli, `mutepro spark jars`) loads no pyspark;
+#: the data source's names (MuteproDataSource, register, FORMAT) import it when first used.
+_LAZY: dict[str, str] = {
+    'BATCH_HEADER': 'mutepro.spark.core',
+    'ROW_HEADER': 'mutepro.spark.core',
+    'FORMAT': 'mutepro.spark.datasource',
+    'MuteproDataSource': 'mutepro.spark.datasource',
+    'register': 'mutepro.spark.datasource',
+    'ReplayFilter': 'mutepro.spark.dedup',
+    'row_identity': 'mutepro.spark.dedup',
+    'SinkDeliveryError': 'mutepro.spark.errors',
+    'BatchFigures': 'mutepro.spark.figures',
+    'TaskFigures': 'mutepro.spark.figures',
+    'KafkaSink': 'mutepro.spark.foreach',
+    'SinkOptions': 'mutepro.spark.options',
+    'parse_options': 'mutepro.spark.options',
+}
 
 __all__ = [
     "BATCH_HEADER",
@@ -34,3 +56,17 @@ __all__ = [
     "register",
     "row_identity",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    """PEP 562: a public name's module is imported on first use (``from mutepro.spark import KafkaSink`` too)."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -235,7 +235,7 @@ class TestRescueDelay:
     # 20, not the default 90: how much of the queue the stall's messages fill depends on how soon unkeyed messages
     # are steered away from broker 2 (one of its two partitions sometimes held nothing, and the other 37-47 %
     # while the loop kept the rest full: 3 failures in 20 runs at 90 on a slow machine). A partition muted for
-    # congestion holds >= 25 % when muted. The 90 % default itself is pinned by tests/unit/test_rescue.py.
+    # congestion holds >= 25 % when muted. The 90 % default itself is pinned by tests/unit/producer/test_rescue.py.
     @pytest.mark.parametrize("blocked_share_pct", [20, None], ids=["blocked-rescues-at-once", "always-wait"])
     def test_a_writer_blocked_by_a_stall_gets_its_rescue_before_after_ms(
         self, kafka_cluster: LocalCluster, topic_factory, blocked_share_pct: int | None

@@ -32,7 +32,7 @@ def topic_policy(**overrides: Any) -> TopicPolicy:
         "broker": {"enabled": False},
         "breaker": {"retry_interval_ms": 1000, "max_retry_interval_ms": 1000, "half_open_probes": 1},
         "partitioner": {"adaptive": False},
-        "rescue": {"after_ms": 0},  # at the mute: the rescue's mechanics (its delay: tests/unit/test_rescue.py)
+        "rescue": {"after_ms": 0},  # at the mute: the rescue itself (its delay: tests/unit/producer/test_rescue.py)
     }
     base.update(overrides)
     return TopicPolicy.model_validate(base)

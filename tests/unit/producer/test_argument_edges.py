@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from _producer_fakes import PATHS, TOPIC, Harness
 from confluent_kafka import Producer
+
+from tests.unit._producer_fakes import PATHS, TOPIC, Harness
 
 
 @pytest.mark.parametrize("accelerate", PATHS)

@@ -9,12 +9,12 @@ from collections.abc import Mapping
 from typing import Any
 
 import pytest
-from _producer_fakes import PATHS, topic_policy
 
 from mutepro import MuteProducer
 from mutepro.errors import ConfigError
 from mutepro.producer.locality import AdminRackSource, LocalityMeter
 from mutepro.testing.fakes import FakeClock, FakeInnerProducer
+from tests.unit._producer_fakes import PATHS, topic_policy
 
 TOPIC = "clicks"
 LEADERS = {p: p % 3 + 1 for p in range(12)}  # brokers 1, 2, 3 in turn

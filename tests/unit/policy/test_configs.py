@@ -11,7 +11,7 @@ from pydantic import BaseModel
 
 from mutepro.policy import PolicyDocument, TopicPolicy, load_policy
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 CONFIG_FILES = sorted((ROOT / "config").glob("*.yaml")) + sorted((ROOT / "config").glob("*.yml"))
 EXAMPLE_FILES = sorted((ROOT / "examples").rglob("*.yaml")) + sorted((ROOT / "examples").rglob("*.yml"))
 

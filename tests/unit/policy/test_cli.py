@@ -12,7 +12,7 @@ from click.testing import CliRunner
 from mutepro.policy.cli import config
 from tests.unit._policy_helpers import write
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 @pytest.fixture

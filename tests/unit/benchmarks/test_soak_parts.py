@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
 
 from soak_ledger import DELIVERED, FAILED, Ledger, ReadBack, compare, decode, encode, key_order
 from soak_schedule import build_schedule

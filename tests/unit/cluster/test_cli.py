@@ -17,7 +17,7 @@ from mutepro.cluster.launcher import RUN_DIR_MARKER, LocalCluster, validate_clus
 from mutepro.cluster.spec import ClusterSpec
 from mutepro.errors import ClusterError
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 # where this session imports mutepro from (the installed wheel in CI, this checkout when PYTHONPATH names it):
 # the subprocesses below import the same one; -P keeps their working directory off sys.path
 MUTEPRO_HOME = str(Path(mutepro.__file__).resolve().parents[1])

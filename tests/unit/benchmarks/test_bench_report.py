@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "benchmarks"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[3] / "benchmarks"))
 
 from bench_load import DELIVERED, Recorder, open_loop
 from bench_report import FaultWindow, mute_timing, per_second, summarize_run

@@ -17,7 +17,7 @@ from mutepro.racks.assign.planner import MAX_PARTITIONS, load_scenario, scenario
 from mutepro.racks.cli import racks
 from mutepro.racks.cli_plan import plan as plan_command
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 UNREACHABLE = "127.0.0.1:1"  # nothing listens on port 1: refused at once, no broker needed
 
 
