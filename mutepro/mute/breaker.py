@@ -46,29 +46,22 @@ import pybreaker
 from mutepro.detect.model import MuteReason, Verdict
 from mutepro.errors import ConfigError
 from mutepro.logs import get_logger
-from mutepro.mute.states import (
+from mutepro.mute.states import Closed, ForcedOpen, HalfOpen, Open, State, Timing, adopted_state, entered_state
+from mutepro.mute.store import BreakerStore, MemoryStore, StoreError
+from mutepro.mute.transitions import (
     TRANSITIONS,
     BreakerEvent,
     BreakerSnapshot,
     BreakerState,
-    Closed,
-    ForcedOpen,
-    HalfOpen,
-    Open,
     PartitionKey,
-    State,
-    Timing,
     Transition,
-    adopted_state,
-    entered_state,
 )
-from mutepro.mute.store import BreakerStore, MemoryStore, StoreError
 
 log = get_logger("mutepro.mute")
 
 Clock = Callable[[], float]
 
-#: the state vocabulary is defined in mutepro.mute.states and re-exported here, where it has always been importable
+#: the state vocabulary (mutepro.mute.transitions, mutepro.mute.states) is importable from here with the breaker
 __all__ = [
     "TRANSITIONS",
     "BreakerEvent",

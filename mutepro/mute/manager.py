@@ -22,12 +22,12 @@ from mutepro.detect.stats import StatsSnapshot
 from mutepro.errors import ConfigError
 from mutepro.logs import get_logger
 from mutepro.mute.breaker import BreakerState, MuteBreaker, PartitionKey, Transition
+from mutepro.mute.brokers import own_evidence_by_leader, written_by_leader
 from mutepro.mute.events import EventLog, Figure, MuteEvent, MuteEventKind, opened_partitions, plain_fields
 from mutepro.mute.factory import build_detectors
 from mutepro.mute.records import PartitionRecord, TopicRecord
 from mutepro.mute.scan import LoadReader, scan_topic
 from mutepro.mute.store import BreakerStore, MemoryStore
-from mutepro.mute.verdicts import own_evidence_by_leader, written_by_leader
 from mutepro.partition.snapshot import TopicSnapshot
 from mutepro.policy.runtime import runtime_of
 from mutepro.policy.schema import TopicPolicy
