@@ -1,14 +1,73 @@
-"""What a round says about brokers: per leader, the partitions muted by their own evidence and the partitions
-written to (the broker rule's input), and which broker a waiting partition's messages wait on.
+"""What a round says about brokers: the broker rule (:class:`BrokerJudge`), its input per leader -- the partitions
+muted by their own evidence and the partitions written to -- and which broker a waiting partition's messages wait
+on.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Collection, Iterable, Iterator, Mapping
 
-from mutepro.detect.model import MuteReason
-from mutepro.mute.records import TopicRecord
+from mutepro.detect.broker import BrokerDetector
+from mutepro.detect.model import MuteReason, Verdict
+from mutepro.detect.stats import StatsSnapshot
+from mutepro.logs import get_logger
+from mutepro.mute.events import plain_fields
+from mutepro.mute.records import Candidate, TopicRecord
 from mutepro.mute.transitions import BreakerState
+from mutepro.policy.schema import BrokerConfig
+
+log = get_logger("mutepro.producer")
+
+
+class BrokerJudge:
+    """The broker rule of each round: which brokers are bad (:class:`~mutepro.detect.broker.BrokerDetector`, off
+    when ``config.enabled`` is false), and which of their closed partitions that mutes. :attr:`verdicts` holds the
+    last round's bad brokers."""
+
+    def __init__(self, config: BrokerConfig) -> None:
+        self._detector = (
+            BrokerDetector(
+                config.min_bad_partitions, config.latency_factor, config.min_latency_ms,
+                latency_snapshots=config.latency_snapshots, min_bad_pct=config.min_bad_pct,
+            )
+            if config.enabled
+            else None
+        )
+        self._verdicts: dict[int, Verdict] = {}
+
+    @property
+    def verdicts(self) -> Mapping[int, Verdict]:
+        """Broker id -> the verdict that made it bad in the last round."""
+        return self._verdicts
+
+    def judge(self, topics: Collection[TopicRecord], stats: StatsSnapshot | None, now: float) -> Iterator[Candidate]:
+        """The partitions the round's broker verdicts mute, one at a time: the caller trips each before the next
+        is looked at (a generator, so a broker's partitions are judged after the ones before them were tripped,
+        and its log line comes before its partitions' mutes)."""
+        if self._detector is None:
+            return
+        bad = own_evidence_by_leader(topics)
+        written = written_by_leader(topics) if bad else None  # only the bad ones' share needs it
+        verdicts = self._detector.evaluate(stats, bad, now, written)
+        for broker, verdict in verdicts.items():
+            if broker not in self._verdicts:
+                log.warning("broker_muted", broker=broker, reason=verdict.describe(), **plain_fields(verdict.detail))
+            only_counts = str(verdict.detail.get("cause", "")) == "bad_partitions"
+            for t in topics:
+                grace = t.runtime.retry_interval_s
+                for part in t.partitions.values():
+                    if part.leader != broker or part.breaker.state is not BreakerState.CLOSED:
+                        continue
+                    if only_counts and part.closed_at is not None and now - part.closed_at < grace:
+                        continue  # it just passed its probes: direct evidence beats its neighbours' state
+                    if not only_counts and t.waiting is not None and part.partition not in t.waiting:
+                        # a broker slow or down by its statistics: only the partitions whose own messages wait
+                        # beyond normal are its doing (an overloaded cluster's slow rtt mutes nothing)
+                        continue
+                    yield t, part, verdict
+        for broker in set(self._verdicts) - set(verdicts):
+            log.info("broker_unmuted", broker=broker)
+        self._verdicts = verdicts
 
 
 def own_evidence_by_leader(topics: Iterable[TopicRecord]) -> dict[int, int]:
