@@ -1,4 +1,5 @@
-"""The per-broker evidence of a round and which broker a partition waits on (mutepro.mute.brokers)."""
+"""The broker rule (through a manager), the per-broker evidence of a round, and which broker a partition waits on
+(mutepro.mute.brokers)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from mutepro.detect.model import MuteReason, Verdict
 from mutepro.mute.brokers import own_evidence_by_leader, waits_on, written_by_leader
 from mutepro.mute.records import TopicRecord
 from mutepro.mute.transitions import BreakerState
+from tests.unit.mute._rig import LEADERS, POLICY, FakeClock, Rig, T
 from tests.unit.mute._rules import SLOW, StubBreaker, topic
 
 
@@ -60,3 +62,53 @@ class TestWaitsOn:
     def test_without_replicas_it_is_the_leader(self) -> None:
         t = topic()
         assert waits_on(t, 2, {2}, range(12)) == ("leader", 3)
+
+
+class TestBrokerMuting:
+    def test_every_leader_as_far_behind_mutes_nothing(self, rig: Rig) -> None:
+        """One partition of each broker 1.5 s behind: the producer's own queue, no partition muted."""
+        assert rig.stall(0, 1, 2) == []
+        assert rig.mgr.muted_partitions() == {}
+
+    def test_two_bad_partitions_mute_the_broker(self, rig: Rig) -> None:
+        """Two stalled partitions of broker 2 mute every partition it leads (1, 4 and 5), each reported once."""
+        opened = rig.stall(1, 4)
+        assert sorted(opened) == [(T, 1), (T, 4), (T, 5)]
+        assert len(opened) == 3
+        assert rig.mgr.muted_partitions() == {T: [1, 4, 5]}
+        assert list(rig.mgr.muted_brokers()) == [2]
+        assert rig.mgr.muted_brokers()[2].startswith("broker")
+        by_broker = next(e for e in rig.events if e.partition == 5)
+        assert (by_broker.kind, by_broker.reason, by_broker.broker) == ("mute", "broker", 2)
+        assert by_broker.detail["bad_partitions"] == 2
+        assert rig.mgr.state()["brokers"] == rig.mgr.muted_brokers()
+
+    def test_one_bad_partition_does_not(self, rig: Rig) -> None:
+        """One stalled partition of broker 2 mutes only that partition."""
+        assert rig.stall(1) == [(T, 1)]
+        assert rig.mgr.muted_brokers() == {}
+        assert rig.mgr.muted_partitions() == {T: [1]}
+
+    def test_bad_partitions_of_different_brokers(self, rig: Rig) -> None:
+        """Stalls on partitions of two different brokers (the third delivering) mute no broker."""
+        rig.send(2)
+        rig.settle(2)
+        rig.stall(0, 1)
+        assert rig.mgr.muted_brokers() == {}
+        assert rig.mgr.muted_partitions() == {T: [0, 1]}
+
+    def test_partition_moving_onto_bad_broker_is_muted(self, rig: Rig) -> None:
+        """A closed partition whose leadership moves onto a muted broker is muted at the next evaluate."""
+        rig.stall(1, 4)
+        rig.mgr.update_leaders(T, {0: 2})
+        assert rig.evaluate() == [(T, 0)]
+        assert rig.mgr.is_muted(T, 0)
+
+    def test_broker_disabled(self, clock: FakeClock) -> None:
+        """With broker.enabled false, two bad partitions of one broker mute only themselves."""
+        policy = POLICY.model_copy(update={"broker": POLICY.broker.model_copy(update={"enabled": False})})
+        rig = Rig(clock, policy=policy)
+        rig.mgr.ensure_topic(T, 6, LEADERS)
+        rig.stall(1, 4)
+        assert rig.mgr.muted_brokers() == {}
+        assert rig.mgr.muted_partitions() == {T: [1, 4]}

@@ -1,0 +1,19 @@
+"""The fixtures the mute manager's tests share (see _rig.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.unit.mute._rig import LEADERS, FakeClock, Rig, T
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def rig(clock: FakeClock) -> Rig:
+    r = Rig(clock)
+    r.mgr.ensure_topic(T, 6, LEADERS)
+    return r
