@@ -1,9 +1,10 @@
-"""The fixtures the mute manager's tests share (see _rig.py)."""
+"""The fixtures the mute manager's tests share (see _rig.py and _breakers.py)."""
 
 from __future__ import annotations
 
 import pytest
 
+from tests.unit.mute._breakers import World
 from tests.unit.mute._rig import LEADERS, FakeClock, Rig, T
 
 
@@ -17,3 +18,8 @@ def rig(clock: FakeClock) -> Rig:
     r = Rig(clock)
     r.mgr.ensure_topic(T, 6, LEADERS)
     return r
+
+
+@pytest.fixture
+def world() -> World:
+    return World()
