@@ -10,8 +10,8 @@ from mutepro.errors import ConfigError
 from mutepro.mute.breaker import Clock
 from mutepro.mute.brokers import BrokerJudge
 from mutepro.mute.events import MuteEventKind
-from mutepro.mute.locality import RackLocator
 from mutepro.mute.publisher import SnapshotPublisher
+from mutepro.mute.rack import RackLocator
 from mutepro.mute.reactions import Reactions
 from mutepro.mute.records import PartitionRecord, TopicRecord
 from mutepro.mute.registry import TopicRegistry

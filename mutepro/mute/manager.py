@@ -10,7 +10,7 @@ The manager is the public face of parts built once in its constructor, each with
 (:class:`~mutepro.mute.registry.TopicRegistry`), the snapshots (:class:`~mutepro.mute.publisher.SnapshotPublisher`),
 what follows a breaker transition (:class:`~mutepro.mute.reactions.Reactions`: events out, the rescue queue), the
 broker rule (:class:`~mutepro.mute.brokers.BrokerJudge`), the producer's rack
-(:class:`~mutepro.mute.locality.RackLocator`) and the decisions applied to the records
+(:class:`~mutepro.mute.rack.RackLocator`) and the decisions applied to the records
 (:class:`~mutepro.mute.control.MuteControl`). A detection round (:meth:`evaluate`) reads the clock once.
 """
 
@@ -30,8 +30,8 @@ from mutepro.mute.brokers import BrokerJudge
 from mutepro.mute.control import MuteControl
 from mutepro.mute.events import EventLog, MuteEvent, MuteEventKind, opened_partitions
 from mutepro.mute.factory import DetectorFactory, build_detectors
-from mutepro.mute.locality import RackLocator
 from mutepro.mute.publisher import SnapshotPublisher
+from mutepro.mute.rack import RackLocator
 from mutepro.mute.reactions import Reactions
 from mutepro.mute.records import TopicRecord
 from mutepro.mute.registry import TopicRegistry

@@ -1,8 +1,8 @@
-"""Which partitions are led in the producer's rack (mutepro.mute.locality)."""
+"""Which partitions are led in the producer's rack (mutepro.mute.rack)."""
 
 from __future__ import annotations
 
-from mutepro.mute.locality import RackLocator
+from mutepro.mute.rack import RackLocator
 from mutepro.mute.records import PartitionRecord, TopicRecord
 from mutepro.policy.schema import PartitionerConfig, TopicPolicy
 from tests.unit.mute._rules import StubBreaker
