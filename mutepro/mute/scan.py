@@ -1,8 +1,9 @@
 """One detection round over one topic: every partition's breaker ticked, every closed partition's load read and
-judged by its own detectors, then the topic-wide rules (:mod:`mutepro.mute.verdicts`) applied to the candidates.
+judged by its own detectors, then the topic-wide rules (:mod:`mutepro.mute.verdicts`, :mod:`~mutepro.mute.outliers`,
+:mod:`~mutepro.mute.normal`) applied to the candidates.
 
-Kept apart from the manager, which owns the records and the lock: this is the round's arithmetic, a function of
-the records, the load reader and the time.
+Kept apart from the manager, which holds the lock, and its registry, which owns the records: this is the round's
+arithmetic, a function of the records, the load reader and the time.
 """
 
 from __future__ import annotations
