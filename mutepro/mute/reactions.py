@@ -29,8 +29,8 @@ class Reactions:
         self._events = events
         self._clock = clock
         self._pending_open: list[PartitionKey] = []
-        # Breakers being reset (see MuteControl.replace_breaker): their intermediate transitions (adopting the old
-        # shared record, force_open + release) are bookkeeping, not mute decisions, so they emit no events.
+        # Breakers being reset (MuteControl: a leader moved, or unmuted by hand): their intermediate transitions
+        # (adopting the old shared record, force_open + release) are bookkeeping, not mute decisions: no events.
         self._silenced: set[PartitionKey] = set()
 
     def queue_open(self, topic: str, partition: int) -> None:
