@@ -25,50 +25,43 @@ storage comes from the :class:`~mutepro.mute.store.BreakerStore`, and every tran
 :class:`pybreaker.CircuitRedisStorage` — always holds the current coarse state, and pybreaker listeners passed
 in ``listeners`` hear about it.
 
-Shared state: every transition also publishes a full record (state, reason, ``opened_at_epoch``,
-``retry_at_epoch``, backoff) to the store with a Lamport-style ``version``. ``tick()`` reads the record and
-adopts a newer one written by another process — same state, same reason, same retry time converted from
-wall-clock epoch seconds to this process's monotonic clock — so one Spark executor's detection mutes the
+Shared state (:mod:`mutepro.mute.shared`): every transition also publishes a full record (state, reason,
+``opened_at_epoch``, ``retry_at_epoch``, backoff) to the store with a Lamport-style ``version``. ``tick()`` reads
+the record and adopts a newer one written by another process — same state, same reason, same retry time converted
+from wall-clock epoch seconds to this process's monotonic clock — so one Spark executor's detection mutes the
 partition for every executor. Ties (two processes publishing the same version) resolve to whatever the store
-holds: last writer wins and everybody converges on it. If the store fails, the breaker carries on with its
-local state and logs.
+holds: last writer wins and everybody converges on it. If the store fails, the breaker carries on with its local
+state and logs.
 """
 
 from __future__ import annotations
 
 import threading
 import time
-import uuid
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 
 import pybreaker
 
 from mutepro.detect.model import MuteReason, Verdict
 from mutepro.errors import ConfigError
 from mutepro.logs import get_logger
-from mutepro.mute.states import (
+from mutepro.mute.shared import SharedRecord
+from mutepro.mute.states import Closed, ForcedOpen, HalfOpen, Open, State, Timing, adopted_state, entered_state
+from mutepro.mute.store import BreakerStore, MemoryStore
+from mutepro.mute.transitions import (
     TRANSITIONS,
     BreakerEvent,
     BreakerSnapshot,
     BreakerState,
-    Closed,
-    ForcedOpen,
-    HalfOpen,
-    Open,
     PartitionKey,
-    State,
-    Timing,
     Transition,
-    adopted_state,
-    entered_state,
 )
-from mutepro.mute.store import BreakerStore, MemoryStore, StoreError
 
 log = get_logger("mutepro.mute")
 
 Clock = Callable[[], float]
 
-#: the state vocabulary is defined in mutepro.mute.states and re-exported here, where it has always been importable
+#: the state vocabulary (mutepro.mute.transitions, mutepro.mute.states) is importable from here with the breaker
 __all__ = [
     "TRANSITIONS",
     "BreakerEvent",
@@ -137,26 +130,18 @@ class MuteBreaker:
         self.half_open_probes = int(half_open_probes)
         self.sync_interval_s = float(sync_interval_s)
         self._clock = clock
-        self._wall = wall_clock
-        self._store: BreakerStore = store if store is not None else MemoryStore()
         self._on_transition = on_transition
-        self._writer = writer_id or uuid.uuid4().hex
         self._lock = threading.RLock()
-
-        try:
-            storage = self._store.storage_for(self.name)
-        except StoreError as err:
-            _store_warning("breaker store unavailable, keeping state locally", self.name, err)
-            storage = pybreaker.CircuitMemoryStorage(pybreaker.STATE_CLOSED)
-        self._cb = pybreaker.CircuitBreaker(name=self.name, state_storage=storage, listeners=list(listeners))
-
+        self._shared = SharedRecord(
+            self.name, store if store is not None else MemoryStore(), wall_clock=wall_clock,
+            sync_interval_s=self.sync_interval_s, default_interval=self.retry_interval_s, writer_id=writer_id,
+            listeners=listeners,
+        )
         self._timing = Timing(
             self.retry_interval_s, self.max_retry_interval_s, self.backoff_multiplier, self.half_open_probes,
             float(probe_spacing_s),
         )
         self._state: State = Closed(self.retry_interval_s)
-        self._seen: tuple[int, str] = (0, "")  # (version, writer) of the record this state corresponds to
-        self._last_sync: float | None = None
 
     # -- read side --------------------------------------------------------------------------------
 
@@ -199,7 +184,7 @@ class MuteBreaker:
     @property
     def pybreaker(self) -> pybreaker.CircuitBreaker:
         """The wrapped pybreaker breaker (its storage mirrors this breaker's coarse state)."""
-        return self._cb
+        return self._shared.pybreaker
 
     def snapshot(self) -> BreakerSnapshot:
         """An immutable copy of the current state."""
@@ -221,7 +206,7 @@ class MuteBreaker:
         """Adopt a newer shared record (if a sync is due), then OPEN -> HALF_OPEN once ``retry_at`` passed."""
         with self._lock:
             now = self._clock()
-            transitions = [self._sync(now)] if self._sync_due(now) else []
+            transitions = [self._sync(now)] if self._shared.due(now) else []
             event = self._state.on_tick(now)
             if event is not None:
                 transitions.append(self._fire(event, now, None))
@@ -279,99 +264,24 @@ class MuteBreaker:
         if target is None:
             return None
         self._state = entered_state(target, self._state, now, reason, self._timing)
-        self._mirror(target)
-        self._publish(now)
+        self._shared.mirror(target)
+        self._shared.publish(self._state, now)
         return Transition(self.name, source, target, now, self._state.reason, key=self.key)
 
-    def _mirror(self, target: BreakerState) -> None:
-        """Write the coarse state into pybreaker's storage (FORCED_OPEN is "open" to pybreaker)."""
-        try:
-            if target is BreakerState.CLOSED:
-                self._cb.close()
-            elif target is BreakerState.HALF_OPEN:
-                self._cb.half_open()
-            else:
-                self._cb.open()
-        except Exception as err:  # the mirror is auxiliary: never let it break muting
-            log.warning("could not mirror breaker state into pybreaker", breaker=self.name, error=str(err))
-
-    def _record(self, now: float) -> dict[str, object]:
-        wall = self._wall()
-
-        def epoch(t: float | None) -> float | None:
-            return None if t is None else wall + (t - now)
-
-        st = self._state
-        return {
-            "name": self.name,
-            "state": st.state.value,
-            "reason": st.reason.to_dict() if st.reason is not None else None,
-            "opened_at_epoch": epoch(st.opened_at),
-            "retry_at_epoch": epoch(st.retry_at),
-            "opens": st.opens,
-            "retry_interval_s": st.interval,
-            "version": self._seen[0],
-            "writer": self._writer,
-            "updated_at_epoch": wall,
-        }
-
-    def _publish(self, now: float) -> None:
-        """Publish this transition with a version above anything seen locally or in the store."""
-        try:
-            current = self._store.read(self.name)
-            stored_version = int(current.get("version", 0)) if current else 0  # type: ignore[call-overload]
-        except (StoreError, TypeError, ValueError) as err:
-            _store_warning("could not read breaker record", self.name, err)
-            stored_version = 0
-        self._seen = (max(self._seen[0], stored_version) + 1, self._writer)
-        try:
-            self._store.publish(self.name, self._record(now))
-        except StoreError as err:
-            _store_warning("could not publish breaker record", self.name, err)
-
-    def _sync_due(self, now: float) -> bool:
-        return self._last_sync is None or now - self._last_sync >= self.sync_interval_s
-
     def _sync(self, now: float) -> Transition | None:
-        """Adopt the shared record if it is newer than what this breaker's state corresponds to."""
-        self._last_sync = now
-        try:
-            record = self._store.read(self.name)
-        except StoreError as err:
-            _store_warning("could not read breaker record", self.name, err)
+        """Adopt the shared record if another process published a newer one."""
+        adopted = self._shared.read_newer(now)
+        if adopted is None:
             return None
-        if not record:
-            return None
-        try:
-            version, writer = int(record["version"]), str(record["writer"])  # type: ignore[call-overload]
-            if version < self._seen[0] or (version, writer) == self._seen:
-                return None
-            return self._adopt(record, version, writer, now)
-        except (KeyError, TypeError, ValueError) as err:
-            log.warning("ignoring malformed breaker record", breaker=self.name, error=repr(err))
-            return None
-
-    def _adopt(self, record: Mapping[str, object], version: int, writer: str, now: float) -> Transition | None:
-        target = BreakerState(str(record["state"]))
-        offset = now - self._wall()  # epoch -> this process's monotonic clock
-
-        def local(key: str) -> float | None:
-            value = record.get(key)
-            return None if value is None else float(value) + offset  # type: ignore[arg-type]
-
-        raw_reason = record.get("reason")
-        reason = Verdict.from_dict(raw_reason) if isinstance(raw_reason, Mapping) else None
-        opens = int(record.get("opens", 0))  # type: ignore[call-overload]
-        interval = float(record.get("retry_interval_s", self.retry_interval_s))  # type: ignore[arg-type]
         source = self.state
         self._state = adopted_state(
-            target, self._state, reason, local("opened_at_epoch"), local("retry_at_epoch"), opens, interval
+            adopted.state, self._state, adopted.reason, adopted.opened_at, adopted.retry_at, adopted.opens,
+            adopted.interval,
         )
-        self._seen = (version, writer)
-        if target is source:
+        if adopted.state is source:
             return None  # same state, newer details (e.g. a longer backoff): nothing to announce
-        self._mirror(target)  # usually already there (shared storage); cheap, and right if it is not
-        return Transition(self.name, source, target, now, self._state.reason, remote=True, key=self.key)
+        self._shared.mirror(adopted.state)  # usually already there (shared storage); cheap, and right if it is not
+        return Transition(self.name, source, adopted.state, now, self._state.reason, remote=True, key=self.key)
 
     def _notify(self, transition: Transition | None) -> None:
         if transition is None:
@@ -390,10 +300,3 @@ class MuteBreaker:
     def __repr__(self) -> str:
         return f"MuteBreaker({self.name!r}, {self.state.value}, reason={self._state.reason!r})"
 
-
-def _store_warning(event: str, breaker: str, err: Exception) -> None:
-    # An outage the store already reported (once, URL redacted) is not repeated per breaker and per tick.
-    if isinstance(err, StoreError) and err.reported:
-        log.debug(event, breaker=breaker, error=str(err))
-    else:
-        log.warning(event, breaker=breaker, error=str(err))

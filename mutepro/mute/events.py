@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from mutepro.logs import get_logger
-from mutepro.mute.states import PartitionKey
+from mutepro.mute.transitions import PartitionKey
 
 log = get_logger("mutepro.producer")
 

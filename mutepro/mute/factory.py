@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from mutepro.detect.congestion import CongestionDetector
 from mutepro.detect.failure_rate import FailureRateDetector
 from mutepro.detect.protocols import PartitionDetector
@@ -9,6 +11,9 @@ from mutepro.detect.slow_call import SlowCallDetector
 from mutepro.detect.window import make_window
 from mutepro.policy.runtime import runtime_of
 from mutepro.policy.schema import TopicPolicy
+
+#: Topic name and its policy -> a new partition's detectors (a producer may pass its own).
+DetectorFactory = Callable[[str, TopicPolicy], list[PartitionDetector]]
 
 
 def build_detectors(topic: str, policy: TopicPolicy) -> list[PartitionDetector]:

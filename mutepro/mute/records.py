@@ -4,9 +4,9 @@ freshly reset partition's detectors see."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import overload
+from typing import TypeAlias, overload
 
-from mutepro.detect.model import PartitionLoad
+from mutepro.detect.model import PartitionLoad, Verdict
 from mutepro.detect.protocols import PartitionDetector
 from mutepro.mute.breaker import MuteBreaker
 from mutepro.mute.suspicion import Suspicion
@@ -120,15 +120,15 @@ class TopicRecord:
         self.local: frozenset[int] | None = None
         self.saturated = False
         # The closed partitions whose messages waited beyond normal in the last round (None: no round yet): the
-        # ones a broker verdict from librdkafka's statistics mutes (see ProducerMuteManager._evaluate_brokers).
+        # ones a broker verdict from librdkafka's statistics mutes (see mutepro.mute.brokers.BrokerJudge).
         self.waiting: frozenset[int] | None = None
-        self.shared_slowness = False  # slow-call verdicts were last dropped as normal (see verdicts.beyond_normal)
+        self.shared_slowness = False  # slow-call verdicts were last dropped as normal (see normal.beyond_normal)
         # The partitions the last detection round found not closed, plus those it tripped: what the round's
         # snapshot and broker rule read instead of every partition's state. None: no round yet.
         self.not_closed: set[int] | None = None
         self.runtime = runtime_of(policy)
         # A probe slower than this failed: the slow threshold, or lower where the outlier rule sets the bar
-        # (see verdicts.probe_limit); refreshed every evaluation round.
+        # (see outliers.probe_limit); refreshed every evaluation round.
         self.probe_limit_s = self.runtime.slow_threshold_s
         # The outlier rule's steering (see mute.suspicion): per leader its episodes, and the partitions unkeyed
         # messages avoid right now (closed ones only; muted ones are not writable anyway).
@@ -137,11 +137,15 @@ class TopicRecord:
         self.avoid_episodes = 0  # how many episodes began (the producer's "avoids" counter)
 
     def suspicion(self, key: int) -> Suspicion:
-        """The episodes of one leader (``verdicts.leader_key``), created on first use."""
+        """The episodes of one leader (``outliers.leader_key``), created on first use."""
         found = self.suspicions.get(key)
         if found is None:
             found = self.suspicions[key] = Suspicion()
         return found
+
+
+#: A detector verdict on one partition, with the records it is about: what the topic-wide rules keep or drop.
+Candidate: TypeAlias = tuple[TopicRecord, PartitionRecord, Verdict]
 
 
 def since_reset(part: PartitionRecord, load: PartitionLoad, now: float) -> PartitionLoad:

@@ -1,8 +1,9 @@
 """One detection round over one topic: every partition's breaker ticked, every closed partition's load read and
-judged by its own detectors, then the topic-wide rules (:mod:`mutepro.mute.verdicts`) applied to the candidates.
+judged by its own detectors, then the topic-wide rules (:mod:`mutepro.mute.verdicts`, :mod:`~mutepro.mute.outliers`,
+:mod:`~mutepro.mute.normal`) applied to the candidates.
 
-Kept apart from the manager, which owns the records and the lock: this is the round's arithmetic, a function of
-the records, the load reader and the time.
+Kept apart from the manager, which holds the lock, and its registry, which owns the records: this is the round's
+arithmetic, a function of the records, the load reader and the time.
 """
 
 from __future__ import annotations
@@ -12,19 +13,15 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from mutepro.detect.model import MuteReason, PartitionLoad, Verdict
-from mutepro.mute.records import PartitionRecord, TopicRecord, since_reset
-from mutepro.mute.states import BreakerState
+from mutepro.mute.brokers import waits_on
+from mutepro.mute.normal import beyond_normal, waiting_beyond_normal
+from mutepro.mute.outliers import ACTIVE_S, age_outliers, probe_limit
+from mutepro.mute.records import Candidate, PartitionRecord, TopicRecord, since_reset
+from mutepro.mute.transitions import BreakerState
 from mutepro.mute.verdicts import (
-    ACTIVE_S,
-    Candidate,
-    age_outliers,
-    beyond_normal,
     cold_stalls_of_silent_leaders,
     congestion_outliers,
-    probe_limit,
     slow_rates_still_waiting,
-    waiting_beyond_normal,
-    waits_on,
     without_saturation,
 )
 
@@ -93,7 +90,7 @@ JUDGEMENTS: tuple[Judgement, ...] = (_cold_stalls, _still_waiting, _outliers, _c
 
 
 def _with_cause(t: TopicRecord, cand: Candidate, waiting: frozenset[int], active: Collection[int]) -> Candidate:
-    """A slow-call verdict names the broker its partition's messages wait on (see verdicts.waits_on)."""
+    """A slow-call verdict names the broker its partition's messages wait on (see brokers.waits_on)."""
     _, part, verdict = cand
     if verdict.reason != MuteReason.SLOW_CALL:
         return cand

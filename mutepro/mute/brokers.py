@@ -1,0 +1,124 @@
+"""What a round says about brokers: the broker rule (:class:`BrokerJudge`), its input per leader -- the partitions
+muted by their own evidence and the partitions written to -- and which broker a waiting partition's messages wait
+on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Iterator, Mapping
+
+from mutepro.detect.broker import BrokerDetector
+from mutepro.detect.model import MuteReason, Verdict
+from mutepro.detect.stats import StatsSnapshot
+from mutepro.logs import get_logger
+from mutepro.mute.events import plain_fields
+from mutepro.mute.records import Candidate, TopicRecord
+from mutepro.mute.transitions import BreakerState
+from mutepro.policy.schema import BrokerConfig
+
+log = get_logger("mutepro.producer")
+
+
+class BrokerJudge:
+    """The broker rule of each round: which brokers are bad (:class:`~mutepro.detect.broker.BrokerDetector`, off
+    when ``config.enabled`` is false), and which of their closed partitions that mutes. :attr:`verdicts` holds the
+    last round's bad brokers."""
+
+    def __init__(self, config: BrokerConfig) -> None:
+        self._detector = (
+            BrokerDetector(
+                config.min_bad_partitions, config.latency_factor, config.min_latency_ms,
+                latency_snapshots=config.latency_snapshots, min_bad_pct=config.min_bad_pct,
+            )
+            if config.enabled
+            else None
+        )
+        self._verdicts: dict[int, Verdict] = {}
+
+    @property
+    def verdicts(self) -> Mapping[int, Verdict]:
+        """Broker id -> the verdict that made it bad in the last round."""
+        return self._verdicts
+
+    def judge(self, topics: Collection[TopicRecord], stats: StatsSnapshot | None, now: float) -> Iterator[Candidate]:
+        """The partitions the round's broker verdicts mute, one at a time: the caller trips each before the next
+        is looked at (a generator, so a broker's partitions are judged after the ones before them were tripped,
+        and its log line comes before its partitions' mutes)."""
+        if self._detector is None:
+            return
+        bad = own_evidence_by_leader(topics)
+        written = written_by_leader(topics) if bad else None  # only the bad ones' share needs it
+        verdicts = self._detector.evaluate(stats, bad, now, written)
+        for broker, verdict in verdicts.items():
+            if broker not in self._verdicts:
+                log.warning("broker_muted", broker=broker, reason=verdict.describe(), **plain_fields(verdict.detail))
+            only_counts = str(verdict.detail.get("cause", "")) == "bad_partitions"
+            for t in topics:
+                grace = t.runtime.retry_interval_s
+                for part in t.partitions.values():
+                    if part.leader != broker or part.breaker.state is not BreakerState.CLOSED:
+                        continue
+                    if only_counts and part.closed_at is not None and now - part.closed_at < grace:
+                        continue  # it just passed its probes: direct evidence beats its neighbours' state
+                    if not only_counts and t.waiting is not None and part.partition not in t.waiting:
+                        # a broker slow or down by its statistics: only the partitions whose own messages wait
+                        # beyond normal are its doing (an overloaded cluster's slow rtt mutes nothing)
+                        continue
+                    yield t, part, verdict
+        for broker in set(self._verdicts) - set(verdicts):
+            log.info("broker_unmuted", broker=broker)
+        self._verdicts = verdicts
+
+
+def own_evidence_by_leader(topics: Iterable[TopicRecord]) -> dict[int, int]:
+    """Per leader, how many of its partitions are muted by their *own* detectors (the broker rule's input).
+
+    Half-open ones are on probation, and ones muted because of the broker verdict itself would make the verdict
+    self-sustaining: after a limp, two groups of its partitions probing at different times would keep re-muting
+    each other forever.
+    """
+    bad: dict[int, int] = {}
+    for t in topics:
+        # after a round only its not-closed partitions can count (see TopicRecord.not_closed)
+        parts = t.partitions.values() if t.not_closed is None else (t.partitions[p] for p in t.not_closed)
+        for part in parts:
+            reason = part.breaker.reason
+            if (
+                part.breaker.state is BreakerState.OPEN
+                and part.leader >= 0
+                and (reason is None or reason.reason != MuteReason.BROKER)
+            ):
+                bad[part.leader] = bad.get(part.leader, 0) + 1
+    return bad
+
+
+def written_by_leader(topics: Iterable[TopicRecord]) -> dict[int, int]:
+    """Per leader, how many of its partitions this producer has written to (the broker rule's share is of these:
+    a producer writing to 2 of a broker's 400 partitions judges the broker on those 2)."""
+    written: dict[int, int] = {}
+    for t in topics:
+        for part in t.partitions.values():
+            if part.leader >= 0 and (part.active_at is not None or part.breaker.state is not BreakerState.CLOSED):
+                written[part.leader] = written.get(part.leader, 0) + 1
+    return written
+
+
+def waits_on(t: TopicRecord, partition: int, waiting: Collection[int], active: Collection[int]) -> tuple[str, int]:
+    """Which broker a waiting partition's messages wait on, and as what (``"leader"`` or ``"replica"``): of its
+    replicas, the one whose active partitions are most often waiting now (ties: the leader). With acks=all a
+    stopped follower holds up every partition it replicates; the broker they have in common is the cause.
+
+    Worked numbers, 5 brokers, RF 3, broker 4 stopped as a follower: the 12 partitions with a replica on broker 4
+    wait, the other 8 do not; a waiting partition led by broker 1 with replicas (1, 4, 5) has broker 1 at 4 of
+    its 12 active partitions waiting, broker 4 at 12 of 12, broker 5 at 7 of 12: it waits on broker 4, a replica.
+    Without replicas known (or RF 1) it is its leader.
+    """
+    leader = t.partitions[partition].leader
+    replicas = t.replicas.get(partition) or (leader,)
+    best, best_share = leader, -1.0
+    for broker in replicas:
+        mine = [q for q in active if broker in (t.replicas.get(q) or (t.partitions[q].leader,))]
+        share = sum(1 for q in mine if q in waiting) / len(mine) if mine else 0.0
+        if share > best_share or (share == best_share and broker == leader):
+            best, best_share = broker, share
+    return ("leader" if best == leader else "replica"), best

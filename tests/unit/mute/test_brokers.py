@@ -1,0 +1,114 @@
+"""The broker rule (through a manager), the per-broker evidence of a round, and which broker a partition waits on
+(mutepro.mute.brokers)."""
+
+from __future__ import annotations
+
+from mutepro.detect.model import MuteReason, Verdict
+from mutepro.mute.brokers import own_evidence_by_leader, waits_on, written_by_leader
+from mutepro.mute.records import TopicRecord
+from mutepro.mute.transitions import BreakerState
+from tests.unit.mute._rig import LEADERS, POLICY, FakeClock, Rig, T
+from tests.unit.mute._rules import SLOW, StubBreaker, topic
+
+
+class TestOwnEvidenceByLeader:
+    def test_counts_open_partitions_per_leader(self) -> None:
+        """Open breakers with their own verdict count against their leader."""
+        t = topic()
+        for p in (0, 3, 1):
+            t.partitions[p].breaker = StubBreaker(BreakerState.OPEN, SLOW)  # type: ignore[assignment]
+        assert own_evidence_by_leader([t]) == {1: 2, 2: 1}
+
+    def test_broker_verdicts_half_open_and_unknown_leaders_do_not_count(self) -> None:
+        """Muted by the broker rule itself, on probation, or leaderless: no evidence."""
+        t = topic()
+        t.partitions[0].breaker = StubBreaker(BreakerState.OPEN, Verdict(MuteReason.BROKER))  # type: ignore[assignment]
+        t.partitions[3].breaker = StubBreaker(BreakerState.HALF_OPEN, SLOW)  # type: ignore[assignment]
+        t.partitions[6].breaker = StubBreaker(BreakerState.OPEN, SLOW)  # type: ignore[assignment]
+        t.partitions[6].leader = -1
+        assert own_evidence_by_leader([t]) == {}
+
+
+class TestWrittenByLeader:
+    def test_counts_partitions_sent_to_or_muted(self) -> None:
+        """Partitions with traffic (active_at set) or not closed count for their leader; idle closed ones do not."""
+        t = topic()
+        for p in (0, 3, 1):
+            t.partitions[p].active_at = 1.0
+        t.partitions[4].breaker = StubBreaker(BreakerState.OPEN, SLOW)  # type: ignore[assignment]
+        assert written_by_leader([t]) == {1: 2, 2: 2}
+
+
+class TestWaitsOn:
+    def _five_brokers(self) -> TopicRecord:
+        """20 partitions on brokers 1-5, RF 3: partition p on (p % 5 + 1, (p + 1) % 5 + 1, (p + 2) % 5 + 1)."""
+        t = topic(partitions=20, leaders=5)
+        t.replicas = {p: (p % 5 + 1, (p + 1) % 5 + 1, (p + 2) % 5 + 1) for p in range(20)}
+        return t
+
+    def test_a_stopped_follower_is_named_as_a_replica(self) -> None:
+        """Broker 4 stopped: the 12 partitions with a replica on it wait; partition 1 (led by 2) waits on 4."""
+        t = self._five_brokers()
+        waiting = {p for p, reps in t.replicas.items() if 4 in reps}
+        assert len(waiting) == 12
+        assert waits_on(t, 1, waiting, range(20)) == ("replica", 4)
+
+    def test_a_stopped_leader_is_named_as_the_leader(self) -> None:
+        """With acks=1 only broker 4's own partitions wait: they wait on their leader."""
+        t = self._five_brokers()
+        waiting = {p for p in range(20) if t.partitions[p].leader == 4}
+        assert waits_on(t, 3, waiting, range(20)) == ("leader", 4)
+
+    def test_without_replicas_it_is_the_leader(self) -> None:
+        t = topic()
+        assert waits_on(t, 2, {2}, range(12)) == ("leader", 3)
+
+
+class TestBrokerMuting:
+    def test_every_leader_as_far_behind_mutes_nothing(self, rig: Rig) -> None:
+        """One partition of each broker 1.5 s behind: the producer's own queue, no partition muted."""
+        assert rig.stall(0, 1, 2) == []
+        assert rig.mgr.muted_partitions() == {}
+
+    def test_two_bad_partitions_mute_the_broker(self, rig: Rig) -> None:
+        """Two stalled partitions of broker 2 mute every partition it leads (1, 4 and 5), each reported once."""
+        opened = rig.stall(1, 4)
+        assert sorted(opened) == [(T, 1), (T, 4), (T, 5)]
+        assert len(opened) == 3
+        assert rig.mgr.muted_partitions() == {T: [1, 4, 5]}
+        assert list(rig.mgr.muted_brokers()) == [2]
+        assert rig.mgr.muted_brokers()[2].startswith("broker")
+        by_broker = next(e for e in rig.events if e.partition == 5)
+        assert (by_broker.kind, by_broker.reason, by_broker.broker) == ("mute", "broker", 2)
+        assert by_broker.detail["bad_partitions"] == 2
+        assert rig.mgr.state()["brokers"] == rig.mgr.muted_brokers()
+
+    def test_one_bad_partition_does_not(self, rig: Rig) -> None:
+        """One stalled partition of broker 2 mutes only that partition."""
+        assert rig.stall(1) == [(T, 1)]
+        assert rig.mgr.muted_brokers() == {}
+        assert rig.mgr.muted_partitions() == {T: [1]}
+
+    def test_bad_partitions_of_different_brokers(self, rig: Rig) -> None:
+        """Stalls on partitions of two different brokers (the third delivering) mute no broker."""
+        rig.send(2)
+        rig.settle(2)
+        rig.stall(0, 1)
+        assert rig.mgr.muted_brokers() == {}
+        assert rig.mgr.muted_partitions() == {T: [0, 1]}
+
+    def test_partition_moving_onto_bad_broker_is_muted(self, rig: Rig) -> None:
+        """A closed partition whose leadership moves onto a muted broker is muted at the next evaluate."""
+        rig.stall(1, 4)
+        rig.mgr.update_leaders(T, {0: 2})
+        assert rig.evaluate() == [(T, 0)]
+        assert rig.mgr.is_muted(T, 0)
+
+    def test_broker_disabled(self, clock: FakeClock) -> None:
+        """With broker.enabled false, two bad partitions of one broker mute only themselves."""
+        policy = POLICY.model_copy(update={"broker": POLICY.broker.model_copy(update={"enabled": False})})
+        rig = Rig(clock, policy=policy)
+        rig.mgr.ensure_topic(T, 6, LEADERS)
+        rig.stall(1, 4)
+        assert rig.mgr.muted_brokers() == {}
+        assert rig.mgr.muted_partitions() == {T: [1, 4]}
