@@ -1,7 +1,7 @@
 """Holds and re-sends: keyed messages kept while their partition is muted (``keyed_policy: hold``), released in
 order once it is writable again, and messages whose re-send met a full librdkafka queue.
 
-Ordering rules (each pinned by tests/unit/test_holds.py):
+Ordering rules (each pinned by tests/unit/producer/test_holds.py):
 
 - a hold queue is released from its head only, and never while older messages of the partition still await
   their final report in librdkafka (the *order barrier*: librdkafka retries those, so anything released earlier
