@@ -106,6 +106,11 @@ class ProducerMuteManager:
         t = self._topics.get(topic)
         return t.probing if t is not None else frozenset()
 
+    def delivered_at(self, topic: str, partition: int) -> float | None:
+        """When the partition's delivered count last grew, as the driver's rounds saw it (None: never)."""
+        part = self._registry.find(topic, partition)
+        return part.delivered_at if part is not None else None
+
     def try_probe(self, topic: str, partition: int) -> bool:
         """Reserve one probe slot on a half-open partition."""
         part = self._registry.find(topic, partition)

@@ -12,6 +12,7 @@ the epoch and can no longer rule out duplicates (keys came out of order on the r
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -246,7 +247,12 @@ class Rescuer:
         partitions it muted.
 
         Due when every message still outstanding has waited ``after_s`` or more while the others were all
-        answered, none of them on a muted partition yet. The stall rule would mute them too, but only once they
+        answered, none of them on a muted partition yet -- and some partition led by another broker delivered
+        while they waited. That is the evidence that the wait is their leaders' own: with RF 3 and acks=all a
+        stalled follower holds up every partition it replicates, nothing is delivered anywhere until the leaders
+        drop it from their ISR (10-30 s), and "nothing else outstanding" only meant the task had sent its last
+        rows there (a sticky producer writes one partition at a time): the hedge then muted brokers 3 and 1 in
+        turn, healthy leaders, and the broker rule followed them. The stall rule would mute them too, but only once they
         are the slow-call threshold old (5 s for the sink), and the task waits that long: with micro-batches
         written in 0.2 s, a stalled broker made one batch take 5.4 s. Each such message's leader has all its
         partitions of the topic muted (as the broker rule does: the rows rescued from one must not land on its
@@ -264,6 +270,7 @@ class Rescuer:
             if tracker.total <= 0:
                 return 0
             counted = 0
+            youngest = math.inf  # the age of the youngest waiting message
             for topic, tally in tracker.topics.items():
                 snap = manager.snapshot(topic)
                 for p in range(tally.count):
@@ -280,8 +287,11 @@ class Rescuer:
                     if not _reroutes(core.policy_for(topic)):
                         return 0  # its rows could not go elsewhere: nothing to gain
                     leaders.setdefault(topic, set()).add(leader)
+                    youngest = min(youngest, age)
             if counted != tracker.total:
                 return 0  # messages librdkafka partitions itself: where they wait is unknown
+        if not any(self._answered_meanwhile(topic, bad, now - youngest) for topic, bad in leaders.items()):
+            return 0  # no other broker delivered anything while they waited: no evidence against their leaders
         muted: list[str] = []
         for topic, bad in leaders.items():
             snap = manager.snapshot(topic)
@@ -305,6 +315,20 @@ class Rescuer:
             log.info("flush_hedge", partitions=muted, after_s=after_s,
                      detail="the task's last messages waited on these brokers alone: muted, in-flight re-sent")
         return len(muted)
+
+    def _answered_meanwhile(self, topic: str, bad: set[int], since: float) -> bool:
+        """Whether a partition of ``topic`` led by a broker outside ``bad`` delivered something after ``since``
+        (strictly: the round that first counted the waiting messages may also have counted reports that came
+        before they were sent)."""
+        manager = self._core.manager
+        snap = manager.snapshot(topic)
+        if snap is None:
+            return False
+        for p in range(snap.partition_count):
+            at = manager.delivered_at(topic, p)
+            if at is not None and at > since and manager.leader(topic, p) not in bad:
+                return True
+        return False
 
     def rescue_in_flight(self, now: float, slow_calls: float, overdue_s: float | None = None) -> int | None:
         """Take back what librdkafka holds for muted partitions, in flight included, and re-send it elsewhere;

@@ -406,6 +406,19 @@ class TestFlushHedge:
         assert sorted(msg.value() for err, msg in h.reports if err is None) == sorted(values)
         h.close()
 
+    def test_not_when_no_other_broker_delivered_while_they_waited(self, accelerate: bool) -> None:
+        """Only broker 2's messages are outstanding, old enough, but nothing was delivered anywhere while they
+        waited (RF 3, acks=all, a stalled follower: every partition waits for it, and these were merely the last
+        ones the task sent): no evidence against their leader, nothing is muted."""
+        h = self._harness(accelerate)
+        _in_flight_to(h, (1,))
+        h.tick()  # the checkpoint that counts them
+        h.tick(0.5)
+        h.tick(0.55)
+        assert h.producer._rescue_in_flight(1.0, hedge_after_s=1.0) is None
+        assert h.producer.mute_manager.muted_partitions() == {}
+        h.close()
+
     def test_not_while_another_broker_still_has_young_messages(self, accelerate: bool) -> None:
         """Messages still on their way elsewhere: the old ones are not alone, nothing is muted."""
         h = self._harness(accelerate)
