@@ -29,7 +29,6 @@ import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
 
 from mutepro.errors import ClusterError, PrerequisiteError
 
