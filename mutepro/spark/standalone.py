@@ -184,10 +184,14 @@ class StandaloneCluster:
 
     def __init__(self, spec: StandaloneSpec, progress: Progress | None = None) -> None:
         self.spec = spec
-        self.home = spec.home or spark_home()
         self._progress = progress or (lambda _line: None)
         self._procs: list[subprocess.Popen[bytes]] = []
         self.state: ClusterState | None = None
+
+    @property
+    def home(self) -> Path:
+        """SPARK_HOME (resolved when first needed: stopping a recorded cluster needs no PySpark)."""
+        return self.spec.home or spark_home()
 
     # -- lifecycle --
 
