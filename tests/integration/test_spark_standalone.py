@@ -50,15 +50,23 @@ def standalone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StandaloneC
         yield cluster
 
 
-@pytest.fixture(scope="module")
-def classic(standalone: StandaloneCluster) -> Iterator[Any]:
-    """A classic SparkSession (driver in this process) on the standalone cluster."""
+def _stop_classic_session() -> None:
+    """Stop this process's SparkContext, if any (e.g. test_spark_sink's local[2] session): one SparkContext per
+    process, and PySpark refuses a Connect session while a classic one runs (SESSION_ALREADY_EXIST)."""
     from pyspark import SparkContext
-    from pyspark.sql import SparkSession
 
     active = SparkContext._active_spark_context
-    if active is not None and active.master != standalone.master_url:
-        active.stop()  # e.g. test_spark_sink's local[2] session: one SparkContext per process
+    if active is not None:
+        active.stop()
+
+
+@pytest.fixture(scope="class")
+def classic(standalone: StandaloneCluster) -> Iterator[Any]:
+    """A classic SparkSession (driver in this process) on the standalone cluster, for one test class."""
+    from pyspark.sql import SparkSession
+
+    _stop_classic_session()
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     builder = (
         SparkSession.builder.master(standalone.master_url).appName("mutepro-standalone-tests")
         .config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
@@ -175,12 +183,13 @@ class TestStandaloneCluster:
         assert sum(landed.values()) == 4000 and landed[0] == 0, landed
 
 
-@pytest.fixture(scope="module")
-def remote(standalone: StandaloneCluster, classic: Any) -> Iterator[Any]:
-    """A Spark Connect session on the cluster's Connect server (after the classic tests: ``classic`` first)."""
+@pytest.fixture(scope="class")
+def remote(standalone: StandaloneCluster) -> Iterator[Any]:
+    """A Spark Connect session on the cluster's Connect server (no classic session may run beside it)."""
     pytest.importorskip("grpc", reason="Spark Connect's client needs mutepro[spark-connect]")
     from pyspark.sql import SparkSession
 
+    _stop_classic_session()
     session = SparkSession.builder.remote(standalone.connect_url).getOrCreate()
     try:
         yield session
