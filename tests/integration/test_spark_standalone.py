@@ -102,10 +102,10 @@ def _read_back_exactly(bootstrap: str, topic: str, partitions: int, tag: str, ro
 
 
 def _worker_of(pid: int) -> str:
-    """Which worker's executor a Python worker process belongs to: its working directory is the executor's own
-    (``<worker work dir>/<app id>/<executor id>``)."""
-    cwd = Path(os.readlink(f"/proc/{pid}/cwd"))
-    return f"{cwd.parent.parent.name}/{cwd.parent.name}/{cwd.name}"
+    """Which worker a Python worker process belongs to: its working directory is under its executor's own
+    (``<run dir>/worker-N/<app id>/<executor id>``, plus a session directory on Connect)."""
+    parts = Path(os.readlink(f"/proc/{pid}/cwd")).parts
+    return next(p for p in parts if p.startswith("worker-"))
 
 
 def _values(spark: Any, tag: str, rows: int, partitions: int) -> Any:
@@ -129,8 +129,7 @@ class TestStandaloneCluster:
         _read_back_exactly(kafka_cluster.bootstrap_servers, topic, 6, "row-", 20_000)
         pids = {int(p.split("/")[0]) for p in figures.producers}
         assert os.getpid() not in pids
-        executors = {_worker_of(pid) for pid in pids}
-        assert len({e.split("/")[0] for e in executors}) == 2, executors  # worker-1 and worker-2
+        assert {_worker_of(pid) for pid in pids} == {"worker-1", "worker-2"}
 
     def test_a_partition_muted_in_one_executor_is_avoided_by_the_other(
         self, classic: Any, kafka_cluster: LocalCluster, topic_factory: Any, redis_url: str
@@ -209,7 +208,7 @@ class TestSparkConnect:
         print(f"Connect foreachBatch sink: {figures.as_dict()}", file=sys.stderr)
         assert figures.rows == 8000 and figures.failed == 0
         _read_back_exactly(kafka_cluster.bootstrap_servers, topic, 4, "connect-", 8000)
-        assert len({_worker_of(int(p.split("/")[0])).split("/")[0] for p in figures.producers}) == 2
+        assert {_worker_of(int(p.split("/")[0])) for p in figures.producers} == {"worker-1", "worker-2"}
 
     def test_streaming_foreachbatch_through_connect(
         self, remote: Any, kafka_cluster: LocalCluster, topic_factory: Any, tmp_path: Path
