@@ -176,6 +176,7 @@ class TestStandaloneCluster:
         assert all(r.muted for r in others), seen
         after = sink(_values(classic, "after-", 4000, 2))
         assert after.rows == 4000 and len({p.split("/")[0] for p in after.producers}) == 2, after
+        assert f"{topic}:0" in after.muted_partitions, after  # still muted at the tasks' end
         messages = consume_all(kafka_cluster.bootstrap_servers, topic, 6000, timeout_s=90)
         assert len(messages) == 6000
         landed = Counter(m.partition() for m in messages if m.value().startswith(b"after-"))
