@@ -5,6 +5,9 @@ through one MuteProducer per Python worker, with per-batch figures on the driver
     python examples/spark_sink.py              # starts (and stops) a local 3-rack cluster
     mutepro cluster up && export MUTEPRO_BOOTSTRAP=...   # or any cluster
 
+    export SPARK_MASTER_URL=$(mutepro spark cluster start --workers 2)   # on a Spark standalone cluster
+    python examples/spark_sink.py; mutepro spark cluster stop
+
 On a real cluster, ship the policy with the job (``spark-submit --files config/spark-job.yaml``) and pass its
 name: ``KafkaSink(policy="spark-job.yaml", ...)``. This example uses an inline policy with in-process state.
 """
@@ -12,6 +15,8 @@ name: ``KafkaSink(policy="spark-job.yaml", ...)``. This example uses an inline p
 from __future__ import annotations
 
 import json
+import os
+import sys
 import tempfile
 import time
 import uuid
@@ -22,6 +27,7 @@ from pyspark.sql import functions as F
 
 from mutepro.cluster import use_cluster
 from mutepro.spark import KafkaSink
+from mutepro.spark.standalone import mutepro_root
 
 
 def main() -> None:
@@ -29,8 +35,14 @@ def main() -> None:
         topic = f"spark-stream-{uuid.uuid4().hex[:6]}"
         admin = AdminClient(cluster.client_config())  # kept: the future needs its client alive
         admin.create_topics([NewTopic(topic, 6, 1)])[topic].result(30)
-        spark = (SparkSession.builder.master("local[2]").config("spark.sql.shuffle.partitions", "2")
-                 .config("spark.ui.showConsoleProgress", "false").getOrCreate())
+        master = os.environ.get("SPARK_MASTER_URL", "local[2]")
+        builder = (SparkSession.builder.master(master).config("spark.sql.shuffle.partitions", "2")
+                   .config("spark.ui.showConsoleProgress", "false"))
+        if master.startswith("spark://"):  # executors elsewhere: reachable driver, and this mutepro on their path
+            builder = (builder.config("spark.driver.host", "127.0.0.1").config("spark.executor.memory", "512m")
+                       .config("spark.executorEnv.PYTHONPATH", mutepro_root())
+                       .config("spark.pyspark.python", sys.executable))
+        spark = builder.getOrCreate()
         # Spark's Kafka sink's options; kafka.* go to librdkafka (Java names such as delivery.timeout.ms are
         # translated), policy holds mutepro's own settings (a YAML path works too: config/spark-job.yaml)
         sink = KafkaSink(topic=topic, options={
@@ -56,7 +68,8 @@ def main() -> None:
         for figures in sink.history:  # rows, rerouted, held, rescued, failed, muted partitions, write time
             print(f"batch {figures.batch_id}: {figures.rows} rows in {figures.write_seconds:.2f} s, "
                   f"{figures.failed} failed, muted {list(figures.muted_partitions)}")
-        print(f"rows written: {sum(f.rows for f in sink.history)} in {len(sink.history)} micro-batches")
+        print(f"rows written: {sum(f.rows for f in sink.history)} in {len(sink.history)} micro-batches "
+              f"by {len({p for f in sink.history for p in f.producers})} producers on {master}")
 
 
 if __name__ == "__main__":

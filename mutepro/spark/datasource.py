@@ -106,8 +106,13 @@ def register(spark: Any) -> None:
     pytest fixture and its test), and then ``start()`` fails with ``DATA_SOURCE_NOT_FOUND`` although the source is
     registered. Calling ``register(spark)`` again right before ``start()``, on the thread that starts the stream,
     avoids it (registering again replaces the entry with the same class).
+
+    A Spark Connect session (``SparkSession.builder.remote(...)``) registers the source on the server; it has no
+    JVM on the client side, and the server looks sources up in the session itself.
     """
     spark.dataSource.register(MuteproDataSource)
+    if type(spark).__module__.startswith("pyspark.sql.connect"):
+        return
     spark._jvm.SparkSession.setActiveSession(spark._jsparkSession)
 
 
