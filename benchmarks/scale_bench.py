@@ -34,7 +34,6 @@ from rich.table import Table
 from mutepro import MuteProducer
 from mutepro.mute.manager import ProducerMuteManager
 from mutepro.policy.schema import TopicPolicy
-from mutepro.producer import accel
 from mutepro.producer.tracker import OutstandingTracker
 from mutepro.testing.fakes import FakeClock, FakeInnerProducer
 
@@ -76,12 +75,12 @@ def decision(partitions: int, muted: int, rounds: int) -> dict[str, float]:
     return {"evaluate_us": statistics.median(rounds_us), "mute_publish_us": statistics.median(mutes_us)}
 
 
-def per_message(partitions: int, muted: int, keyed: bool, accelerate: bool, messages: int) -> float:
+def per_message(partitions: int, muted: int, keyed: bool, messages: int) -> float:
     """Nanoseconds per produce() through MuteProducer around the stand-in producer (reports served in batches)."""
     fake = FakeInnerProducer({TOPIC: partitions}, capacity=messages + partitions + 10)
     clock = FakeClock()
     producer = MuteProducer(
-        {"bootstrap.servers": "127.0.0.1:1", "linger.ms": 5}, accelerate=accelerate, clock=clock,
+        {"bootstrap.servers": "127.0.0.1:1", "linger.ms": 5}, clock=clock,
         _inner_factory=fake.factory, _threads=False,
     )
     producer.wait_for_topic(TOPIC, 0)  # asks for the metadata, which the driver's metadata round loads
@@ -119,8 +118,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default="benchmarks/results")
     args = p.parse_args(argv)
     sizes = [int(x) for x in args.partitions.split(",") if x.strip()]
-    paths = [("c", True)] if accel.available() else []
-    paths.append(("python", False))
+    paths = ["c"]  # MuteProducer's one per-message path (the C extension)
     result: dict[str, Any] = {"meta": {"command": "python benchmarks/scale_bench.py " + " ".join(sys.argv[1:]),
                                        "reps": args.reps}, "decision": {}, "per_message": {}}  # fmt: skip
     for n in sizes:
@@ -132,9 +130,9 @@ def main(argv: list[str] | None = None) -> int:
                 "evaluate_us": _spread([r["evaluate_us"] for r in reps]),
                 "mute_publish_us": _spread([r["mute_publish_us"] for r in reps]),
             }  # fmt: skip
-            for name, accelerate in paths:
+            for name in paths:
                 for keyed in (False, True):
-                    ns = [per_message(n, muted, keyed, accelerate, args.messages) for _ in range(args.reps)]
+                    ns = [per_message(n, muted, keyed, args.messages) for _ in range(args.reps)]
                     key = f"{n}/{muted}/{name}/{'keyed' if keyed else 'unkeyed'}"
                     result["per_message"][key] = {"partitions": n, "muted": muted, "path": name, "keyed": keyed,
                                                   "ns": _spread(ns)}  # fmt: skip

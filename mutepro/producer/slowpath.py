@@ -121,7 +121,7 @@ class ClosedPath:
 
     closed = True
 
-    def produce(self, topic: str, *args: Any) -> None:
+    def produce(self, topic: str, *args: Any, **kwargs: Any) -> None:
         if not isinstance(topic, str):
             raise TypeError(f"topic must be a str, got {type(topic).__name__}")
         raise compat.closed_error()

@@ -31,9 +31,6 @@ from mutepro.producer import MuteProducer, MuteSerializingProducer, compat
 CLOSED = "Producer has been closed"
 
 
-pytestmark = pytest.mark.usefixtures("producer_path")  # every test on both paths (tests/conftest.py)
-
-
 @pytest.fixture
 def nowhere() -> str:
     """A loopback address nothing listens on (connections are refused at once)."""
@@ -95,10 +92,10 @@ class TestConstruction:
             MuteProducer({"bootstrap.servers": nowhere, "partitioner": "murmur2"}, partitioner="murmur")
         assert exc.value.args[0].code() == KafkaError._INVALID_ARG  # the keyword won, and reached librdkafka
 
-    def test_logger_keyword_reaches_librdkafka(self, nowhere: str, producer_path: str) -> None:
+    def test_logger_keyword_reaches_librdkafka(self, nowhere: str) -> None:
         """Producer(conf, logger=...) hands librdkafka's log lines to that logger, as the real client does."""
         seen: list[logging.LogRecord] = []
-        logger = logging.getLogger(f"test_dropin.librdkafka.{producer_path}")
+        logger = logging.getLogger("test_dropin.librdkafka")
         logger.setLevel(logging.DEBUG)
         logger.addFilter(lambda record: seen.append(record) is None)
         p = MuteProducer({"bootstrap.servers": nowhere, "debug": "broker"}, logger=logger)
@@ -463,14 +460,12 @@ class TestPollZero:
 
 
 class TestLogging:
-    def test_silent_unless_the_application_configures_logging(self, producer_path: str, nowhere: str) -> None:
+    def test_silent_unless_the_application_configures_logging(self, nowhere: str) -> None:
         """With no logging configured, client errors print nothing (structlog's default would print to stdout)."""
         script = textwrap.dedent(
             f"""
             import time
-            from mutepro.producer import MuteProducer, accel
-            if {producer_path!r} == "python":
-                accel.fastpath = None
+            from mutepro.producer import MuteProducer
             errors = []
             p = MuteProducer({{"bootstrap.servers": "{nowhere}", "error_cb": errors.append, "log_level": 0}})
             deadline = time.monotonic() + 20
