@@ -497,6 +497,24 @@ static long key_partition(int mode, PyObject *key, long count) {
     return -2;
 }
 
+/* crc32(data), murmur2(data), fnv1a(data): the raw unsigned 32-bit hash of a bytes-like object, by the same
+ * functions key_partition uses. Python code that must find a key's partition (mutepro.partition.hashing, and
+ * through it the router, Spark and rack tools) calls these instead of keeping a copy of the rule. */
+typedef uint32_t (*hash_fn)(const unsigned char *, Py_ssize_t);
+
+static PyObject *hash_buffer(PyObject *arg, hash_fn fn) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    uint32_t h = fn((const unsigned char *)view.buf, view.len);
+    PyBuffer_Release(&view);
+    return PyLong_FromUnsignedLong(h);
+}
+
+static PyObject *py_crc32(PyObject *module, PyObject *arg) { return hash_buffer(arg, crc32_hash); }
+static PyObject *py_murmur2(PyObject *module, PyObject *arg) { return hash_buffer(arg, murmur2_hash); }
+static PyObject *py_fnv1a(PyObject *module, PyObject *arg) { return hash_buffer(arg, fnv1a_hash); }
+
 static PyObject *py_key_partition(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 3) {
         PyErr_SetString(PyExc_TypeError, "key_partition(mode, key, partition_count)");
@@ -2350,6 +2368,10 @@ static PyTypeObject FastPath_Type = {
 static PyMethodDef module_methods[] = {
     {"key_partition", (PyCFunction)(void (*)(void))py_key_partition, METH_FASTCALL,
      "key_partition(mode, key, partition_count) -> partition, -1 (random) or -2 (not handled in C)"},
+    {"crc32", (PyCFunction)py_crc32, METH_O, "crc32(data) -> librdkafka's rd_crc32 (zlib CRC-32), unsigned"},
+    {"murmur2", (PyCFunction)py_murmur2, METH_O,
+     "murmur2(data) -> Java's Utils.murmur2 / librdkafka's rd_murmur2 (seed 0x9747b28c), unsigned 32-bit"},
+    {"fnv1a", (PyCFunction)py_fnv1a, METH_O, "fnv1a(data) -> librdkafka's rd_fnv1a (abs of the int32), unsigned"},
     {NULL},
 };
 

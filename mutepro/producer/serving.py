@@ -17,20 +17,12 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from mutepro.partition.hashing import C_MODES
 from mutepro.partition.protocols import DefaultMutingPartitioner
 from mutepro.producer import accel
 from mutepro.producer.callbacks import CallbackQueue
 from mutepro.producer.tracker import OutstandingTracker
 
-# the built-in partitioner settings the C fast path places keyed messages for (others: the Python path)
-_KEY_MODES = {
-    "consistent": "KP_CONSISTENT",
-    "consistent_random": "KP_CONSISTENT_RANDOM",
-    "murmur2": "KP_MURMUR2",
-    "murmur2_random": "KP_MURMUR2_RANDOM",
-    "fnv1a": "KP_FNV1A",
-    "fnv1a_random": "KP_FNV1A_RANDOM",
-}
 #: a blocking poll() waits in librdkafka this long at a time (then checks the queue again): confluent-kafka's own
 #: poll wakes this often too (it waits in 200 ms chunks to notice Ctrl-C), so the slices cost no extra wake-ups
 _DIRECT_WAIT_S = 0.2
@@ -154,7 +146,7 @@ def build_fast_path(
     picker = None
     if sticky and chooser is not None and chooser.clock is time.monotonic:
         picker = chooser.pick
-    key_mode = _KEY_MODES.get(partitioner_name, "KP_NONE") if default is not None else "KP_NONE"
+    key_mode = C_MODES.get(partitioner_name, "KP_NONE") if default is not None else "KP_NONE"
     return accel.fastpath.FastPath(
         inner_produce=inner.produce,
         inner_poll=inner.poll,
