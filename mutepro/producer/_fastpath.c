@@ -801,6 +801,7 @@ static int message_methods(FastPath *fp, PyObject *msg) {
 
 /* mutepro.producer.message.EXPLICIT: partition= given by the application, never moved (a rescue requeues it) */
 #define KIND_EXPLICIT 1
+#define KIND_PROBE 4 /* mutepro.producer.message.PROBE: its success answers the breaker (Python's probe_result) */
 
 /* librdkafka's purge errors (RD_KAFKA_RESP_ERR__PURGE_QUEUE, __PURGE_INFLIGHT) */
 #define ERR_PURGE_QUEUE (-152)
@@ -869,6 +870,8 @@ static PyObject *Reporter_vectorcall(Reporter *self, PyObject *const *args, size
         }
         return reporter_fallback(self, err, msg);
     }
+    if (self->kind & KIND_PROBE)
+        return reporter_fallback(self, err, msg);
     int cached = message_methods(fp, msg);
     long p = self->partition;
     if (p < 0) {
@@ -2192,8 +2195,9 @@ static PyObject *FastPath_polling(FastPath *self, PyObject *Py_UNUSED(ignored)) 
 }
 
 /* send(topic, value, key, partition, cb, timestamp, headers, kind): MuteProducer's Core.send for a message whose
- * partition is decided (0 <= partition < the topic's tally count) and whose kind is NORMAL (0) or RESCUED --
- * the Python path's sends (reroutes, rescues, releases) with a C reporter and confluent-kafka's positional call.
+ * partition is decided (0 <= partition < the topic's tally count), of any kind (a probe's success goes on to
+ * Python, see Reporter_vectorcall) -- the Python path's sends (explicit partitions, reroutes, probes, rescues,
+ * releases) with a C reporter, confluent-kafka's positional call and the counts of count_sent.
  * Raises what the wrapped produce() raises (BufferError, KafkaException), with nothing counted. Why: a rescue
  * re-sends every message it took back while producing threads wait; with the purge collected in C too
  * (purge_report) benchmarks/rescue_cost.py went from 11.6 to 8.2 us a message. */

@@ -942,6 +942,17 @@ class TestSend:
         assert [(kind, e.code()) for _, kind, e, _ in rig.reports] == [(8, err.code())]
         assert msg.headers() == [("x-mutepro-rescued-from", b"5")]
 
+    def test_a_probes_success_reaches_python_uncounted_by_c(self) -> None:
+        """A PROBE (kind 4) that succeeds goes to on_report with kind 4 (its breaker is answered there) and C
+        counts nothing for it; an EXPLICIT one (kind 1) is counted by the C reporter like a normal message."""
+        rig = Rig()
+        rig.fast.send("t", b"v", None, 2, None, 0, None, 4)
+        rig.inner.calls[-1][4](None, FakeMsg("t", 2))
+        assert [kind for _, kind, _, _ in rig.reports] == [4] and rig.tally.reported[2] == 0
+        rig.fast.send("t", b"v", None, 2, None, 0, None, 1)
+        rig.inner.calls[-1][4](None, FakeMsg("t", 2))
+        assert len(rig.reports) == 1 and rig.tally.reported[2] == 1
+
     def test_a_timestamp_beyond_a_c_long_is_passed_on_as_given(self) -> None:
         """A timestamp too large for a C long goes to the wrapped produce() unchanged (the long call), which
         decides; send() does not fail on it itself."""
