@@ -65,19 +65,10 @@ class ReportHandler:
                 core.early_delivered.setdefault(msg.topic(), set()).add(early)  # type: ignore[arg-type]
         if err is None:
             core.totals.delivered += 1
-            if tally is not None:
-                latency = msg.latency() or 0.0
-                if kind & PROBE:
-                    core.manager.probe_result(topic_of(msg), p, True, latency)
-                elif tally.reported[p] > tally.warm[p] >= 0:
-                    tally.ok[p] += 1
-                    if latency > tally.slow_s:
-                        tally.slow[p] += 1
-                elif tally.warm[p] < 0:
-                    # The partition's first delivery: everything sent until now waited for metadata and a fresh
-                    # connection (3,000 queued messages on a cold start can all take > 500 ms), which says nothing
-                    # about the partition's health. The detectors see the messages sent from here on.
-                    tally.warm[p] = tally.sent[p]
+            # A counted success reaches Python only as a probe's (the C reporter judges the others: warm-up,
+            # ok, slow): its breaker is answered here.
+            if tally is not None and kind & PROBE:
+                core.manager.probe_result(topic_of(msg), p, True, msg.latency() or 0.0)
             if cb is not None and not core.only_errors:
                 core.callbacks.put_report(cb, msg)
             else:
