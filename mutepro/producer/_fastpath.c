@@ -2262,6 +2262,27 @@ done:
     return result;
 }
 
+/* count_reroute(topic, home, target): one keyed message sent to its muted home's fallback by the Python path,
+ * counted as FastPath_produce counts its own (counts.rerouted, reroutes[(topic, home)][target]). */
+static PyObject *FastPath_count_reroute(FastPath *fp, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "count_reroute(topic, home, target)");
+        return NULL;
+    }
+    if (!fp->ready || fp->reroutes == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "count_reroute: this FastPath was built without reroutes=");
+        return NULL;
+    }
+    long home = PyLong_AsLong(args[1]);
+    long target = PyLong_AsLong(args[2]);
+    if ((home == -1 || target == -1) && PyErr_Occurred())
+        return NULL;
+    fp->counts->rerouted++;
+    if (count_move(fp->reroutes, args[0], home, target) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyObject *FastPath_get_purge_sink(FastPath *fp, void *closure) {
     return Py_NewRef(fp->purge_sink != NULL ? fp->purge_sink : Py_None);
 }
@@ -2304,6 +2325,8 @@ static PyGetSetDef FastPath_getset[] = {
 static PyMethodDef FastPath_methods[] = {
     {"send", (PyCFunction)(void (*)(void))FastPath_send, METH_FASTCALL,
      "send(topic, value, key, partition, cb, timestamp, headers, kind): Core.send with a C reporter"},
+    {"count_reroute", (PyCFunction)(void (*)(void))FastPath_count_reroute, METH_FASTCALL,
+     "count_reroute(topic, home, target): a keyed message the Python path sent to its muted home's fallback"},
     {"produce", (PyCFunction)(void (*)(void))FastPath_produce, METH_FASTCALL | METH_KEYWORDS,
      "produce(topic, value=None, key=None, partition=-1, on_delivery=None, timestamp=0, headers=None, *, "
      "callback=None): MuteProducer.produce without a Python frame for healthy topics"},
