@@ -10,7 +10,7 @@ Two figures per size, each the median of ``--reps`` repetitions with its min..ma
   (``mute()``: breaker trip plus snapshot rebuild). A muted partition is decided within one tick
   (``tick_interval_s``, 50 ms) plus one round, so the round's time is what grows with the partition count.
 * **per message**: ``produce()`` of 512-byte unkeyed and keyed messages through MuteProducer around a stand-in
-  librdkafka producer (``mutepro.testing.fakes.FakeInnerProducer``: a list append), C and pure-Python paths, with
+  librdkafka producer (``mutepro.testing.fakes.FakeInnerProducer``: a list append), with
   0, 10 % and 50 % of the partitions muted. The stand-in costs the same at every size, so what grows is mutepro's.
 
 Writes ``scale_bench.json`` to ``--out``.

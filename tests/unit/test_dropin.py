@@ -2,9 +2,8 @@
 produce_batch validation, error strings, Ctrl-C inside callbacks, silence by default.
 
 Each behaviour here was found by running confluent-kafka-python's own producer tests against MuteProducer
-(``benchmarks/conformance.py``); these tests pin them so CI, which cannot fetch those tests, guards them. Every
-test runs on both paths (C fast path and pure Python). Where the real client's exact exception is the contract,
-the test asks the real client what it raises and compares.
+(``benchmarks/conformance.py``); these tests pin them so CI, which cannot fetch those tests, guards them. Where the
+real client's exact exception is the contract, the test asks the real client what it raises and compares.
 """
 
 from __future__ import annotations
