@@ -4,9 +4,9 @@
     python benchmarks/conformance.py /path/to/confluent-kafka-python
     python benchmarks/conformance.py CHECKOUT --paths real,c --files tests/test_Producer.py -k produce_batch
 
-The same test files run three times, each in a fresh pytest process started in the checkout: with the real
-``confluent_kafka.Producer`` (``real``), with MuteProducer on its C fast path (``c``) and with MuteProducer on its
-pure-Python path (``pure``, ``MUTEPRO_PURE_PYTHON=1``). The swap is the pytest plugin ``mutepro.testing.dropin``,
+The same test files run in fresh pytest processes started in the checkout: with the real
+``confluent_kafka.Producer`` (``real``) and with MuteProducer (``c``, its one path, the C extension's). The swap
+is the pytest plugin ``mutepro.testing.dropin``,
 loaded before any test module is imported; it swaps ``confluent_kafka.SerializingProducer`` for
 MuteSerializingProducer as well. The tests need no broker (they point ``bootstrap.servers`` nowhere); the ones
 that do want one fail alike in every run and cancel out. Prints each run's counts, in all and per file, and every
@@ -64,8 +64,7 @@ KNOWN: dict[str, str] = {}
 RUNS = {
     "real": {"MUTEPRO_DROPIN_PATH": "real"},
     "c": {"MUTEPRO_DROPIN_PATH": "c"},
-    "pure": {"MUTEPRO_DROPIN_PATH": "pure", "MUTEPRO_PURE_PYTHON": "1"},
-    # mutepro.aio's classes (see aio_run), over MuteProducer on whichever path is built
+    # mutepro.aio's classes (see aio_run), over MuteProducer
     "aio": {"MUTEPRO_DROPIN_PATH": ""},
 }
 
@@ -276,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("checkout", type=Path, help="a confluent-kafka-python checkout (the directory holding tests/)")
     parser.add_argument("--files", nargs="+", default=list(DEFAULT_FILES), help="test files, relative to the checkout")
-    parser.add_argument("--paths", default="real,c,pure,aio", help="comma list of runs: real, c, pure, aio")
+    parser.add_argument("--paths", default="real,c,aio", help="comma list of runs: real, c, aio")
     parser.add_argument("--python", default=sys.executable, help="interpreter with pytest and the client's test deps")
     parser.add_argument("--reruns", type=int, default=2, help="re-runs of each differing test (flakiness check)")
     parser.add_argument("--timeout", type=int, default=120, help="per-test timeout in s (pytest-timeout)")

@@ -10,7 +10,7 @@ Two figures per size, each the median of ``--reps`` repetitions with its min..ma
   (``mute()``: breaker trip plus snapshot rebuild). A muted partition is decided within one tick
   (``tick_interval_s``, 50 ms) plus one round, so the round's time is what grows with the partition count.
 * **per message**: ``produce()`` of 512-byte unkeyed and keyed messages through MuteProducer around a stand-in
-  librdkafka producer (``mutepro.testing.fakes.FakeInnerProducer``: a list append), C and pure-Python paths, with
+  librdkafka producer (``mutepro.testing.fakes.FakeInnerProducer``: a list append), with
   0, 10 % and 50 % of the partitions muted. The stand-in costs the same at every size, so what grows is mutepro's.
 
 Writes ``scale_bench.json`` to ``--out``.
@@ -36,7 +36,6 @@ from rich.table import Table
 from mutepro import MuteProducer
 from mutepro.mute.manager import ProducerMuteManager
 from mutepro.policy.schema import TopicPolicy
-from mutepro.producer import accel
 from mutepro.producer.tracker import OutstandingTracker
 from mutepro.testing.fakes import FakeClock, FakeInnerProducer
 
@@ -78,12 +77,12 @@ def decision(partitions: int, muted: int, rounds: int) -> dict[str, float]:
     return {"evaluate_us": statistics.median(rounds_us), "mute_publish_us": statistics.median(mutes_us)}
 
 
-def per_message(partitions: int, muted: int, keyed: bool, accelerate: bool, messages: int) -> float:
+def per_message(partitions: int, muted: int, keyed: bool, messages: int) -> float:
     """Nanoseconds per produce() through MuteProducer around the stand-in producer (reports served in batches)."""
     fake = FakeInnerProducer({TOPIC: partitions}, capacity=messages + partitions + 10)
     clock = FakeClock()
     producer = MuteProducer(
-        {"bootstrap.servers": "127.0.0.1:1", "linger.ms": 5}, accelerate=accelerate, clock=clock,
+        {"bootstrap.servers": "127.0.0.1:1", "linger.ms": 5}, clock=clock,
         _inner_factory=fake.factory, _threads=False,
     )
     producer.wait_for_topic(TOPIC, 0)  # asks for the metadata, which the driver's metadata round loads
@@ -121,8 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--out", default="benchmarks/results")
     args = p.parse_args(argv)
     sizes = [int(x) for x in args.partitions.split(",") if x.strip()]
-    paths = [("c", True)] if accel.available() else []
-    paths.append(("python", False))
+    paths = ["c"]  # MuteProducer's one per-message path (the C extension)
     # command, date and machine in the result itself: the report states them (benchmarks/make_report.py)
     result: dict[str, Any] = {"meta": {
         "command": "python benchmarks/scale_bench.py " + " ".join(sys.argv[1:] if argv is None else argv),
@@ -138,9 +136,9 @@ def main(argv: list[str] | None = None) -> int:
                 "evaluate_us": _spread([r["evaluate_us"] for r in reps]),
                 "mute_publish_us": _spread([r["mute_publish_us"] for r in reps]),
             }  # fmt: skip
-            for name, accelerate in paths:
+            for name in paths:
                 for keyed in (False, True):
-                    ns = [per_message(n, muted, keyed, accelerate, args.messages) for _ in range(args.reps)]
+                    ns = [per_message(n, muted, keyed, args.messages) for _ in range(args.reps)]
                     key = f"{n}/{muted}/{name}/{'keyed' if keyed else 'unkeyed'}"
                     result["per_message"][key] = {"partitions": n, "muted": muted, "path": name, "keyed": keyed,
                                                   "ns": _spread(ns)}  # fmt: skip

@@ -12,7 +12,6 @@ MuteProducer's routing and librdkafka's enqueue. Runs, each in a fresh producer,
 
 - ``serializing``: confluent-kafka's SerializingProducer (librdkafka partitions);
 - ``mute-c``: MuteSerializingProducer on the C fast path (the bytes go to ``FastPath.produce``);
-- ``mute-pure``: MuteSerializingProducer with ``accelerate=False`` (MuteProducer.produce in Python);
 - ``mute-plain-c``: plain MuteProducer, C path, the same serializers called by the loop (what an application
   serializing by hand pays).
 
@@ -69,12 +68,12 @@ def run(kind: str, messages: int, keys: list[str], value: str) -> tuple[float, i
     fallbacks: int | None = None
     if kind == "serializing":
         producer: Any = SerializingProducer({**CONF, **serdes})
-    elif kind in ("mute-c", "mute-pure"):
+    elif kind == "mute-c":
         producer = _ready(MuteSerializingProducer(
-            {**CONF, **serdes}, accelerate=kind == "mute-c", _inner_factory=OfflineProducer, _threads=False,
+            {**CONF, **serdes}, _inner_factory=OfflineProducer, _threads=False,
         ))
     else:
-        producer = _ready(MuteProducer(CONF, accelerate=True, _inner_factory=OfflineProducer, _threads=False))
+        producer = _ready(MuteProducer(CONF, _inner_factory=OfflineProducer, _threads=False))
     before = producer._fast.fallbacks if kind == "mute-c" else 0
     produce = producer.produce
     started = time.thread_time()
@@ -106,7 +105,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     keys = [f"key-{i}" for i in range(100)]
     value = "v" * 64
-    kinds = ["serializing", "mute-c", "mute-pure", "mute-plain-c"]
+    kinds = ["serializing", "mute-c", "mute-plain-c"]
     seen: dict[str, list[float]] = {k: [] for k in kinds}
     fallbacks: list[int] = []
     for _ in range(args.rounds):

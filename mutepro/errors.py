@@ -27,3 +27,8 @@ class PrerequisiteError(ClusterError):
 
 class ConfigError(MuteproError):
     """A configuration value is invalid; the message names the field and the fix."""
+
+
+class ExtensionMissing(MuteproError, ImportError):
+    """mutepro's C extension ``mutepro.producer._fastpath`` is not importable; the message names the fix (install
+    the wheel, or a C compiler and reinstall from source). An ImportError too."""

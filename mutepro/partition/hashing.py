@@ -16,18 +16,16 @@ are healthy, so the home partition of a key is computed exactly as librdkafka do
 ``key_partitioner(name)`` returns ``f(key, partition_count) -> int | None``; ``None`` means "librdkafka would
 pick a random (sticky) partition for this key", so the caller treats the message as unkeyed.
 
-The hashing itself is done by confluent-kafka's C helpers (``confluent_kafka.murmur2/consistent/fnv1a``, since
-2.13), which call librdkafka's own ``rd_murmur2``/``rd_crc32``/``rd_fnv1a``; the pure-Python hashes below are
-the fallback for older clients and the reference the unit tests check both against (librdkafka
-0048-partitioner and Java ``UtilsTest`` vectors).
+The hashing itself is the C extension's (``mutepro/producer/_fastpath.c``: ``crc32_hash``, ``murmur2_hash``,
+``fnv1a_hash`` and ``key_partition``), the same code the C ``produce()`` places keyed messages with: this module
+only names librdkafka's partitioner settings and converts keys. ``tests/reference/hashing.py`` is a pure-Python
+model the tests check it against (librdkafka 0048-partitioner and Java ``UtilsTest`` vectors).
 """
 
 from __future__ import annotations
 
-import zlib
 from collections.abc import Callable
-
-import confluent_kafka
+from functools import partial
 
 from mutepro.errors import ConfigError
 
@@ -43,46 +41,27 @@ PARTITIONERS: tuple[str, ...] = (
     "fnv1a_random",
 )
 
-_M32 = 0xFFFFFFFF
-
 
 # ------------------------------------------------------------------------------------------------------------
-# Raw 32-bit hashes (unsigned), as librdkafka computes them.
+# Raw 32-bit hashes (unsigned), as librdkafka computes them: the C extension's.
 # ------------------------------------------------------------------------------------------------------------
 
 
 def crc32_hash(key: bytes) -> int:
     """librdkafka's ``rd_crc32``: the standard (zlib) CRC-32. ``crc32_hash(b"23456") == 0xB1B451D7``."""
-    return zlib.crc32(key) & _M32
+    from mutepro.producer.accel import fastpath  # here: the producer package imports this module
+
+    return fastpath.crc32(key)
 
 
 def murmur2_hash(key: bytes) -> int:
     """Java's ``Utils.murmur2`` / librdkafka's ``rd_murmur2`` (seed 0x9747b28c) as an unsigned 32-bit int.
 
-    Java returns the same bits as a signed int: ``murmur2("21")`` is -973932308 there and 3321035988 here.
+    Java returns the same bits as a signed int: ``murmur2("21")`` is -973932308 there and 3321034988 here.
     """
-    m = 0x5BD1E995
-    length = len(key)
-    h = (0x9747B28C ^ length) & _M32
-    body = length & ~3
-    for i in range(0, body, 4):
-        k = int.from_bytes(key[i : i + 4], "little")
-        k = (k * m) & _M32
-        k ^= k >> 24
-        k = (k * m) & _M32
-        h = ((h * m) & _M32) ^ k
-    rest = length & 3
-    if rest == 3:
-        h ^= key[body + 2] << 16
-    if rest >= 2:
-        h ^= key[body + 1] << 8
-    if rest >= 1:
-        h ^= key[body]
-        h = (h * m) & _M32
-    h ^= h >> 13
-    h = (h * m) & _M32
-    h ^= h >> 15
-    return h
+    from mutepro.producer.accel import fastpath
+
+    return fastpath.murmur2(key)
 
 
 def fnv1a_hash(key: bytes) -> int:
@@ -90,39 +69,9 @@ def fnv1a_hash(key: bytes) -> int:
 
     librdkafka negates the signed result: ``fnv1a(b"")`` is 0x811C9DC5 = -2128831035 as int32, so 2128831035.
     """
-    h = 0x811C9DC5
-    for byte in key:
-        h = ((h ^ byte) * 0x01000193) & _M32
-    if h & 0x80000000:
-        h = (-(h - 0x100000000)) & _M32  # abs() of the int32; INT32_MIN stays 0x80000000 as in C
-    return h
+    from mutepro.producer.accel import fastpath
 
-
-def _py_consistent(key: bytes, partition_count: int) -> int:
-    _check_count(partition_count)
-    return crc32_hash(key) % partition_count
-
-
-def _py_murmur2(key: bytes, partition_count: int) -> int:
-    _check_count(partition_count)
-    return (murmur2_hash(key) & 0x7FFFFFFF) % partition_count
-
-
-def _py_fnv1a(key: bytes, partition_count: int) -> int:
-    _check_count(partition_count)
-    return fnv1a_hash(key) % partition_count
-
-
-def _check_count(partition_count: int) -> None:
-    if partition_count <= 0:
-        raise ValueError(f"partition_count must be > 0, got {partition_count}")
-
-
-# The C helpers exist since confluent-kafka 2.13; they take (bytes, partition_count) and return the partition.
-_HashPartition = Callable[[bytes, int], int]
-_CONSISTENT: _HashPartition = getattr(confluent_kafka, "consistent", None) or _py_consistent
-_MURMUR2: _HashPartition = getattr(confluent_kafka, "murmur2", None) or _py_murmur2
-_FNV1A: _HashPartition = getattr(confluent_kafka, "fnv1a", None) or _py_fnv1a
+    return fastpath.fnv1a(key)
 
 
 def _as_bytes(key: object) -> bytes:
@@ -135,49 +84,36 @@ def _as_bytes(key: object) -> bytes:
 
 
 # ------------------------------------------------------------------------------------------------------------
-# Partitioner builders. Each closure is on the produce hot path: one truthiness/None test, one C call; the
-# TypeError branch only runs for str (or other buffer) keys, which the C helpers reject.
+# Partitioner builders: one C call (``_fastpath.key_partition``, the C produce()'s own placement) per key; only a
+# key type the C code does not read (bytearray, memoryview, subclasses of bytes or str) is converted first.
 # ------------------------------------------------------------------------------------------------------------
 
-
-def _always_hashed(fn: _HashPartition) -> KeyPartitioner:
-    """``consistent``/``murmur2``/``fnv1a``: NULL is hashed like ``b""`` (librdkafka passes NULL, len 0)."""
-
-    def partition(key: bytes | None, partition_count: int) -> int | None:
-        if key is None:
-            key = b""
-        try:
-            return fn(key, partition_count)
-        except TypeError:
-            return fn(_as_bytes(key), partition_count)
-
-    return partition
+#: the C extension's mode constant (``_fastpath.KP_*``) of each hashing partitioner (the C produce() places
+#: keyed messages for these settings itself)
+C_MODES: dict[str, str] = {
+    "consistent": "KP_CONSISTENT",
+    "consistent_random": "KP_CONSISTENT_RANDOM",
+    "murmur2": "KP_MURMUR2",
+    "murmur2_random": "KP_MURMUR2_RANDOM",
+    "fnv1a": "KP_FNV1A",
+    "fnv1a_random": "KP_FNV1A_RANDOM",
+}
 
 
-def _null_random(fn: _HashPartition) -> KeyPartitioner:
-    """``murmur2_random``/``fnv1a_random``: only NULL goes random; ``b""`` is hashed."""
+def _hashed(mode_name: str) -> KeyPartitioner:
+    """The partitioner of ``mode_name``: which keys go random (-1 from C) is the C code's rule, per mode."""
+    from mutepro.producer.accel import fastpath  # here, at build time: the producer package imports this module
 
-    def partition(key: bytes | None, partition_count: int) -> int | None:
-        if key is None:
-            return None
-        try:
-            return fn(key, partition_count)
-        except TypeError:
-            return fn(_as_bytes(key), partition_count)
-
-    return partition
-
-
-def _empty_random(fn: _HashPartition) -> KeyPartitioner:
-    """``consistent_random``: every key of length 0 (NULL or ``b""``) goes random."""
+    mode: int = getattr(fastpath, mode_name)
+    key_partition = fastpath.key_partition
 
     def partition(key: bytes | None, partition_count: int) -> int | None:
-        if not key:
-            return None
-        try:
-            return fn(key, partition_count)
-        except TypeError:
-            return fn(_as_bytes(key), partition_count)
+        p = key_partition(mode, key, partition_count)
+        if p == -2:  # a key type C does not read, or a count that is not a partition count
+            if partition_count <= 0:
+                raise ValueError(f"partition_count must be > 0, got {partition_count}")
+            p = key_partition(mode, _as_bytes(key), partition_count)
+        return None if p < 0 else p
 
     return partition
 
@@ -186,16 +122,9 @@ def _random(key: bytes | None, partition_count: int) -> int | None:
     return None
 
 
-_BUILDERS: dict[str, Callable[[], KeyPartitioner]] = {
-    "random": lambda: _random,
-    "consistent": lambda: _always_hashed(_CONSISTENT),
-    "consistent_random": lambda: _empty_random(_CONSISTENT),
-    "murmur2": lambda: _always_hashed(_MURMUR2),
-    "murmur2_random": lambda: _null_random(_MURMUR2),
-    "fnv1a": lambda: _always_hashed(_FNV1A),
-    "fnv1a_random": lambda: _null_random(_FNV1A),
-}
-assert tuple(_BUILDERS) == PARTITIONERS
+_BUILDERS: dict[str, Callable[[], KeyPartitioner]] = {"random": lambda: _random}
+_BUILDERS.update({name: partial(_hashed, mode) for name, mode in C_MODES.items()})
+assert set(_BUILDERS) == set(PARTITIONERS)
 
 _CACHE: dict[str, KeyPartitioner] = {}
 

@@ -4,10 +4,11 @@
  * Why C: on a loaded 2-core box plain confluent_kafka.Producer spends ~6.5 us per 512-byte message including
  * the application's own delivery callback. One extra Python frame around produce() costs ~1 us (measured: a
  * wrapper that only forwards its arguments delivers 0.86x of plain), and a Python closure per delivery report
- * another ~2 us (0.70x). Issue 3 asks for >= 0.9x, i.e. under ~0.7 us of extra work per message. This module
- * does exactly what the Python fast path in producer.py does -- partition choice for healthy topics, per
- * partition counters, the report bookkeeping -- without a Python frame, and hands everything else back to the
- * Python implementation, which stays the reference (MUTEPRO_PURE_PYTHON=1 selects it; tests run both).
+ * another ~2 us (0.70x). The goal is >= 0.9x of plain, i.e. under ~0.7 us of extra work per message. This module
+ * is MuteProducer's one per-message path -- partition choice for healthy topics, per partition counters, the
+ * report bookkeeping, the key hashes, the Spark sink's rows loop -- without a Python frame; it hands the
+ * decisions that need the router (muted partitions, held keys, unknown metadata) to the slow path in
+ * slowpath.py, which sends through FastPath.send (see docs/architecture.md, "The per-message path").
  *
  * Concurrency: everything here runs holding the GIL and calls no Python code on the fast path except
  * confluent-kafka's produce()/poll() (C, which keep the GIL for produce) and, at a sticky switch, the chooser's
@@ -497,6 +498,24 @@ static long key_partition(int mode, PyObject *key, long count) {
     return -2;
 }
 
+/* crc32(data), murmur2(data), fnv1a(data): the raw unsigned 32-bit hash of a bytes-like object, by the same
+ * functions key_partition uses. Python code that must find a key's partition (mutepro.partition.hashing, and
+ * through it the router, Spark and rack tools) calls these instead of keeping a copy of the rule. */
+typedef uint32_t (*hash_fn)(const unsigned char *, Py_ssize_t);
+
+static PyObject *hash_buffer(PyObject *arg, hash_fn fn) {
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    uint32_t h = fn((const unsigned char *)view.buf, view.len);
+    PyBuffer_Release(&view);
+    return PyLong_FromUnsignedLong(h);
+}
+
+static PyObject *py_crc32(PyObject *module, PyObject *arg) { return hash_buffer(arg, crc32_hash); }
+static PyObject *py_murmur2(PyObject *module, PyObject *arg) { return hash_buffer(arg, murmur2_hash); }
+static PyObject *py_fnv1a(PyObject *module, PyObject *arg) { return hash_buffer(arg, fnv1a_hash); }
+
 static PyObject *py_key_partition(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 3) {
         PyErr_SetString(PyExc_TypeError, "key_partition(mode, key, partition_count)");
@@ -783,6 +802,7 @@ static int message_methods(FastPath *fp, PyObject *msg) {
 
 /* mutepro.producer.message.EXPLICIT: partition= given by the application, never moved (a rescue requeues it) */
 #define KIND_EXPLICIT 1
+#define KIND_PROBE 4 /* mutepro.producer.message.PROBE: its success answers the breaker (Python's probe_result) */
 
 /* librdkafka's purge errors (RD_KAFKA_RESP_ERR__PURGE_QUEUE, __PURGE_INFLIGHT) */
 #define ERR_PURGE_QUEUE (-152)
@@ -851,6 +871,8 @@ static PyObject *Reporter_vectorcall(Reporter *self, PyObject *const *args, size
         }
         return reporter_fallback(self, err, msg);
     }
+    if (self->kind & KIND_PROBE)
+        return reporter_fallback(self, err, msg);
     int cached = message_methods(fp, msg);
     long p = self->partition;
     if (p < 0) {
@@ -868,8 +890,9 @@ static PyObject *Reporter_vectorcall(Reporter *self, PyObject *const *args, size
         return reporter_fallback(self, err, msg);
     long long *row = t->cells + p * NFIELDS;
     /* Judged only once the partition is warm: its first delivery marks everything sent until then as not judged
-     * (those messages waited for metadata and a fresh connection), as ReportHandler does on the Python path.
-     * Handled here rather than in Python: over 1,200 partitions a saturated start has each partition's first
+     * (those messages waited for metadata and a fresh connection: 3,000 queued messages on a cold start can all
+     * take > 500 ms, which says nothing about the partition's health). The one place of this rule; here rather
+     * than in Python: over 1,200 partitions a saturated start has each partition's first
      * deliveries spread over seconds, and each one sent to Python queued the rest of its poll's callbacks behind
      * it (77 % of 4M reports went through the Python queue in one run). */
     int judged = row[COL_WARM] >= 0 && row[COL_REPORTED] >= row[COL_WARM];
@@ -2174,8 +2197,9 @@ static PyObject *FastPath_polling(FastPath *self, PyObject *Py_UNUSED(ignored)) 
 }
 
 /* send(topic, value, key, partition, cb, timestamp, headers, kind): MuteProducer's Core.send for a message whose
- * partition is decided (0 <= partition < the topic's tally count) and whose kind is NORMAL (0) or RESCUED --
- * the Python path's sends (reroutes, rescues, releases) with a C reporter and confluent-kafka's positional call.
+ * partition is decided (0 <= partition < the topic's tally count), of any kind (a probe's success goes on to
+ * Python, see Reporter_vectorcall) -- the Python path's sends (explicit partitions, reroutes, probes, rescues,
+ * releases) with a C reporter, confluent-kafka's positional call and the counts of count_sent.
  * Raises what the wrapped produce() raises (BufferError, KafkaException), with nothing counted. Why: a rescue
  * re-sends every message it took back while producing threads wait; with the purge collected in C too
  * (purge_report) benchmarks/rescue_cost.py went from 11.6 to 8.2 us a message. */
@@ -2239,6 +2263,27 @@ done:
     return result;
 }
 
+/* count_reroute(topic, home, target): one keyed message sent to its muted home's fallback by the Python path,
+ * counted as FastPath_produce counts its own (counts.rerouted, reroutes[(topic, home)][target]). */
+static PyObject *FastPath_count_reroute(FastPath *fp, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3) {
+        PyErr_SetString(PyExc_TypeError, "count_reroute(topic, home, target)");
+        return NULL;
+    }
+    if (!fp->ready || fp->reroutes == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "count_reroute: this FastPath was built without reroutes=");
+        return NULL;
+    }
+    long home = PyLong_AsLong(args[1]);
+    long target = PyLong_AsLong(args[2]);
+    if ((home == -1 || target == -1) && PyErr_Occurred())
+        return NULL;
+    fp->counts->rerouted++;
+    if (count_move(fp->reroutes, args[0], home, target) < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyObject *FastPath_get_purge_sink(FastPath *fp, void *closure) {
     return Py_NewRef(fp->purge_sink != NULL ? fp->purge_sink : Py_None);
 }
@@ -2281,6 +2326,8 @@ static PyGetSetDef FastPath_getset[] = {
 static PyMethodDef FastPath_methods[] = {
     {"send", (PyCFunction)(void (*)(void))FastPath_send, METH_FASTCALL,
      "send(topic, value, key, partition, cb, timestamp, headers, kind): Core.send with a C reporter"},
+    {"count_reroute", (PyCFunction)(void (*)(void))FastPath_count_reroute, METH_FASTCALL,
+     "count_reroute(topic, home, target): a keyed message the Python path sent to its muted home's fallback"},
     {"produce", (PyCFunction)(void (*)(void))FastPath_produce, METH_FASTCALL | METH_KEYWORDS,
      "produce(topic, value=None, key=None, partition=-1, on_delivery=None, timestamp=0, headers=None, *, "
      "callback=None): MuteProducer.produce without a Python frame for healthy topics"},
@@ -2350,6 +2397,10 @@ static PyTypeObject FastPath_Type = {
 static PyMethodDef module_methods[] = {
     {"key_partition", (PyCFunction)(void (*)(void))py_key_partition, METH_FASTCALL,
      "key_partition(mode, key, partition_count) -> partition, -1 (random) or -2 (not handled in C)"},
+    {"crc32", (PyCFunction)py_crc32, METH_O, "crc32(data) -> librdkafka's rd_crc32 (zlib CRC-32), unsigned"},
+    {"murmur2", (PyCFunction)py_murmur2, METH_O,
+     "murmur2(data) -> Java's Utils.murmur2 / librdkafka's rd_murmur2 (seed 0x9747b28c), unsigned 32-bit"},
+    {"fnv1a", (PyCFunction)py_fnv1a, METH_O, "fnv1a(data) -> librdkafka's rd_fnv1a (abs of the int32), unsigned"},
     {NULL},
 };
 

@@ -1,24 +1,19 @@
-"""Whether MuteProducer's C fast path (``mutepro.producer._fastpath``) is available and wanted.
-
-The extension is built at install time when a C compiler is there (it is optional in ``pyproject.toml``).
-``MUTEPRO_PURE_PYTHON=1`` in the environment ignores it; ``MuteProducer(..., accelerate=False)`` does the same
-for one producer. Both paths keep the same counters and give the same results: the tests run both.
-"""
+"""MuteProducer's C extension (``mutepro.producer._fastpath``): the one implementation of the per-message rules
+(see docs/architecture.md "The per-message path"). It is required: the wheel ships it built, and a source install
+compiles it (a C compiler is needed then). Without it ``import mutepro`` fails with
+:class:`~mutepro.errors.ExtensionMissing`."""
 
 from __future__ import annotations
 
-import os
-from types import ModuleType
+from mutepro.errors import ExtensionMissing
 
-fastpath: ModuleType | None
 try:
-    if os.environ.get("MUTEPRO_PURE_PYTHON", "").strip().lower() not in ("", "0", "false", "no"):
-        raise ImportError("MUTEPRO_PURE_PYTHON is set")
     from mutepro.producer import _fastpath as fastpath
-except ImportError:  # no compiler at install time, or switched off
-    fastpath = None
+except ImportError as err:  # a source install without a C compiler, or a copied tree without the .so
+    raise ExtensionMissing(
+        "mutepro needs its C extension mutepro.producer._fastpath, which is not built here "
+        f"({err}): install mutepro from its wheel (pip install --force-reinstall mutepro), or install a C "
+        "compiler (gcc) and the Python headers and reinstall from source"
+    ) from err
 
-
-def available() -> bool:
-    """True when the C fast path can be used."""
-    return fastpath is not None
+__all__ = ["fastpath"]

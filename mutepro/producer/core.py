@@ -18,9 +18,7 @@ from mutepro.mute.manager import ProducerMuteManager
 from mutepro.policy.schema import TopicPolicy
 from mutepro.producer.callbacks import CallbackQueue
 from mutepro.producer.message import (
-    NORMAL,
     PROBE,
-    RESCUED,
     UNCOUNTED,
     DeliveryCallback,
     OutMessage,
@@ -133,15 +131,16 @@ class Core:
         self, topic: str, value: Any, key: Any, headers: Any, timestamp: int, cb: DeliveryCallback | None,
         partition: int, kind: int,
     ) -> None:
-        """:meth:`dispatch` for a message not (yet) wrapped in an :class:`OutMessage` (the produce() path)."""
+        """:meth:`dispatch` for a message not (yet) wrapped in an :class:`OutMessage` (the produce() path).
+
+        A message for a tracked partition goes through the C extension (``FastPath.send``: its reporter, the
+        positional call, the partition's counts); only an uncounted one (librdkafka partitions it, or its topic or
+        partition is not tracked yet) is sent from here, with a Python reporter and no partition to count."""
         tally = self.tracker.topics.get(topic) if partition >= 0 else None
-        counted = tally is not None and partition < tally.count
-        if counted and kind in (NORMAL, RESCUED) and self.fast is not None:
-            # in C: its reporter, the positional call, the counts (a rescue re-sends thousands this way)
+        if tally is not None and partition < tally.count:
             self.fast.send(topic, value, key, partition, cb, timestamp, headers, kind)
         else:
-            if not counted:
-                kind |= UNCOUNTED
+            kind |= UNCOUNTED
             try:
                 reporter = self.reporters[(cb, kind)]
             except (KeyError, TypeError):
@@ -152,11 +151,6 @@ class Core:
                 topic, value, key, partition=partition, on_delivery=reporter, timestamp=timestamp, headers=headers
             )
             self.totals.sent_total += 1
-            if counted:
-                assert tally is not None
-                tally.sent[partition] += 1
-                if value is not None:
-                    tally.sent_bytes[partition] += len(value)
         if self.pacer.parked:  # after the count: see Pacer.park
             self.pacer.wake()
 

@@ -21,7 +21,7 @@ from mutepro.producer.core import Core
 from mutepro.producer.holds import HoldQueues
 from mutepro.producer.locality import LocalityMeter, RackSource
 from mutepro.producer.rescue import Rescuer
-from mutepro.producer.serving import ReportServing
+from mutepro.producer.serving import DirectServing
 from mutepro.trace.record import TraceRecorder
 
 log = get_logger("mutepro.producer")
@@ -38,7 +38,7 @@ class Driver:
     """The per-tick work and the metadata refresh of one producer (see the module docstring)."""
 
     def __init__(
-        self, core: Core, holds: HoldQueues, rescuer: Rescuer, serving: ReportServing, *, name: str,
+        self, core: Core, holds: HoldQueues, rescuer: Rescuer, serving: DirectServing, *, name: str,
         user_stats_cb: Any = None, user_error_cb: Any = None, user_throttle_cb: Any = None,
         racks: RackSource | None = None, locality: LocalityMeter | None = None,
         recorder: TraceRecorder | None = None,

@@ -11,14 +11,14 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
+from mutepro.producer.accel import fastpath
+
 if TYPE_CHECKING:  # prometheus_client is imported only when metrics are exported
     from wsgiref.simple_server import WSGIServer
 
     from prometheus_client.metrics_core import Metric
     from prometheus_client.registry import CollectorRegistry
 
-    from mutepro.producer._fastpath import Counts as NativeCounts
-    from mutepro.producer.tracker import Counts
 
 COUNTER_HELP = {
     "produced": "Messages accepted by produce()",
@@ -41,17 +41,15 @@ COUNTER_HELP = {
 class ProducerCounters:
     """The producer's counters (:data:`COUNTER_HELP` lists them), readable as attributes or :meth:`as_dict`.
 
-    ``produced``, ``delivered``, ``buffer_errors`` and ``rerouted`` are bumped once per message, by the C fast path
-    when it is built: they live in ``totals`` (the tracker's ``Counts``, C or Python) and are read through from here.
+    ``produced``, ``delivered``, ``buffer_errors`` and ``rerouted`` are bumped once per message, by the C
+    extension: they live in ``totals`` (its ``Counts``, the tracker's) and are read through from here.
     """
 
     _TOTALS = ("produced", "delivered", "buffer_errors", "rerouted")
 
-    def __init__(self, totals: Counts | NativeCounts | None = None, **values: int) -> None:
+    def __init__(self, totals: fastpath.Counts | None = None, **values: int) -> None:
         if totals is None:
-            from mutepro.producer.tracker import Counts
-
-            totals = Counts()
+            totals = fastpath.Counts()
         object.__setattr__(self, "_totals", totals)
         for name in COUNTER_HELP:
             if name not in self._TOTALS:

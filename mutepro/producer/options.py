@@ -5,6 +5,7 @@ down here only)."""
 from __future__ import annotations
 
 import os
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -115,14 +116,22 @@ def default_partitioner(conf: Mapping[str, Any], defaults: TopicPolicy) -> Defau
     )
 
 
-def use_fast_path(accelerate: bool | None, available: bool) -> bool:
-    """The ``accelerate=`` argument against what is built: None takes the C fast path where it exists."""
-    if accelerate and not available:
-        raise ConfigError(
-            "accelerate=True: the C fast path (mutepro.producer._fastpath) is not available here (built without "
-            "a C compiler, or MUTEPRO_PURE_PYTHON is set); reinstall mutepro with gcc present, or drop the option"
+def check_accelerate(accelerate: object) -> None:
+    """The retired ``accelerate=`` argument: the C extension is the only per-message path now. ``True`` (what it
+    always meant where the extension was built) still works, with a DeprecationWarning; ``False`` asked for the
+    pure-Python path, which is gone: a ConfigError rather than silently running C."""
+    if accelerate is None:
+        return
+    if accelerate is True:
+        warnings.warn(
+            "MuteProducer(accelerate=True) is deprecated: the C extension is the only path and always used; "
+            "drop the argument", DeprecationWarning, stacklevel=3,
         )
-    return available if accelerate is None else accelerate
+        return
+    raise ConfigError(
+        f"accelerate={accelerate!r}: MuteProducer no longer has a pure-Python path (the C extension "
+        "mutepro.producer._fastpath runs every message); drop the argument"
+    )
 
 
 def store_of(policy: Policy | TopicPolicy) -> BreakerStore | None:

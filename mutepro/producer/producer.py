@@ -10,8 +10,9 @@ This module is the facade: the confluent-kafka API and the wiring. The work is d
 - :mod:`~mutepro.producer.driver`: the tick (detectors, breakers, rescue, releases) and metadata;
 - :mod:`~mutepro.producer.core`: what they share, and the one way a message is handed to librdkafka.
 
-``produce()`` on a healthy topic is inlined here on purpose (or runs in C, :mod:`mutepro.producer._fastpath`):
-every Python call on that path costs about as much as librdkafka's produce() itself.
+``produce()``, ``poll()`` and ``flush()`` run in C (:mod:`mutepro.producer._fastpath`, the one implementation of
+the per-message rules: docs/architecture.md "The per-message path"); the Python methods here take what the C
+code hands over (explicit partitions, unknown topics, muted partitions, held keys, nested and closed calls).
 """
 
 from __future__ import annotations
@@ -38,20 +39,19 @@ from mutepro.partition.protocols import DefaultMutingPartitioner, HomePartitione
 from mutepro.partition.snapshot import TopicSnapshot
 from mutepro.policy.effective import Policy
 from mutepro.policy.schema import TopicPolicy
-from mutepro.producer import accel, compat, options
+from mutepro.producer import compat, options
 from mutepro.producer.api import ClientPassthrough, MuteproApi
 from mutepro.producer.core import Clock, Core, GatedLock
 from mutepro.producer.driver import METADATA_RETRY_S, Driver
 from mutepro.producer.holds import HoldQueues
 from mutepro.producer.locality import AdminRackSource, LocalityMeter, RackSource
-from mutepro.producer.message import NORMAL, DeliveryCallback, keeping_headers
+from mutepro.producer.message import DeliveryCallback
 from mutepro.producer.metrics import MuteproCollector, ProducerCounters, register_prometheus, unregister_prometheus
 from mutepro.producer.pacing import IDLE_ROUND_S, release
 from mutepro.producer.reports import ReportHandler
 from mutepro.producer.rescue import Rescuer
 from mutepro.producer.routing import Router
-from mutepro.producer.rows import produce_rows
-from mutepro.producer.serving import DirectServing, LockedServing, ReportServing, build_fast_path
+from mutepro.producer.serving import DirectServing, build_fast_path
 from mutepro.producer.slowpath import ClosedPath, SlowPath
 from mutepro.producer.tracker import OutstandingTracker
 from mutepro.trace.record import TraceRecorder
@@ -61,7 +61,8 @@ log = get_logger("mutepro.producer")
 #: ``(config) -> the wrapped producer``: confluent_kafka's C class by default, a fake in unit tests.
 InnerFactory = Callable[[dict[str, Any]], Any]
 
-#: The producing thread serves delivery reports inline every this many messages (see _serve_reports).
+#: Python's produce() (what C hands over) serves delivery reports inline every this many messages (see
+#: _serve_reports); C's own produce() every 1,024 (FastPath inline_poll_every).
 _INLINE_POLL_EVERY = 256
 #: flush() waits for reports this long at a time, then counts what is left (a report arriving ends the wait at
 #: once): librdkafka's own flush re-checks every 10 ms, so the plain client wakes as often. Each wake costs
@@ -82,6 +83,7 @@ class Unbuilt:
     _snapshots: Mapping[str, TopicSnapshot] = MappingProxyType({})
     _lock = GatedLock()
     _slow: SlowPath | ClosedPath = ClosedPath()
+    _fast: Any = ClosedPath()
 
 
 class MuteProducer(Unbuilt, ClientPassthrough, MuteproApi):
@@ -101,9 +103,8 @@ class MuteProducer(Unbuilt, ClientPassthrough, MuteproApi):
     :mod:`mutepro.trace`; ``mutepro trace replay FILE`` shows what the model would decide on it, under any
     policy). Off by default: it costs ~20 us of CPU per busy partition per round (see :mod:`mutepro.trace.record`).
 
-    ``accelerate``: the C fast path (``mutepro.producer._fastpath``) runs ``produce()`` and the delivery-report
-    bookkeeping for healthy and partly muted topics; ``None`` (default) uses it when it was built, ``False``
-    runs the pure-Python path (same behaviour, ~3x the CPU per message), ``True`` requires it.
+    ``accelerate``: retired. The C extension (``mutepro.producer._fastpath``) is the only per-message path;
+    ``accelerate=True`` is accepted with a ``DeprecationWarning``, ``accelerate=False`` raises ``ConfigError``.
 
     For tests: ``_inner_factory`` builds the wrapped producer from the final librdkafka config (default:
     ``confluent_kafka.cimpl.Producer``; :class:`mutepro.testing.fakes.FakeInnerProducer` needs no broker), and
@@ -130,6 +131,7 @@ class MuteProducer(Unbuilt, ClientPassthrough, MuteproApi):
         trace: str | os.PathLike[str] | None = None,
         **kwargs: Any,
     ) -> None:
+        options.check_accelerate(accelerate)
         conf = compat.config_from_args(config, kwargs)  # a copy: the caller's dict is never touched
         if isinstance(partitioner, str):  # Producer(conf, partitioner="murmur2"): librdkafka's setting, not ours
             conf["partitioner"], partitioner = partitioner, None
@@ -162,10 +164,9 @@ class MuteProducer(Unbuilt, ClientPassthrough, MuteproApi):
         self._partitioner = partitioner or options.default_partitioner(conf, self._policy_for(""))
         self._home_of = self._partitioner.home_partition if isinstance(self._partitioner, HomePartitioner) else None
 
-        native = options.use_fast_path(accelerate, accel.available())
         self._tracker = OutstandingTracker(
             options.setting(conf, "queue.buffering.max.messages"),
-            options.setting(conf, "queue.buffering.max.kbytes") * 1024, native=native,
+            options.setting(conf, "queue.buffering.max.kbytes") * 1024,
         )
         self._totals = self._tracker.totals
         self.counters = ProducerCounters(self._totals)
@@ -206,13 +207,11 @@ class MuteProducer(Unbuilt, ClientPassthrough, MuteproApi):
             core, self._router, self._holding, idempotent=options.is_idempotent(conf), transactional=transactional,
         )
         self._slow = SlowPath(core, self._router, self._holding)
-        self._reports = ReportHandler(core, self._rescuer, locked_by_poll=not native)
+        self._reports = ReportHandler(core, self._rescuer)
         core.make_reporter = self._reports.make_reporter
         self._reporters = core.reporters
         self._flush_pause_s = min(_FLUSH_RECHECK_S, tick_interval_s / 2)
         self._since_poll = 0
-        self._last_cb: Any = object()  # no callback matches this until the first produce()
-        self._last_reporter: Callable[..., None] | None = None
         self._closed = False
         self._driver_error: BaseException | None = None
 
@@ -222,38 +221,33 @@ class MuteProducer(Unbuilt, ClientPassthrough, MuteproApi):
             self._collector = MuteproCollector(self.name, self.metrics, metrics.namespace)
             register_prometheus(self._collector, metrics.prometheus_port)
 
-        # The hot path, chosen once: the C fast path (produce() in C, callbacks run straight from the application's
-        # poll) or the Python one (produce() below, callbacks queued); see mutepro.producer.serving.
-        self._fast: Any = None
-        self._serving: ReportServing
-        if native:
-            self._fast = build_fast_path(
-                inner=self._inner, snapshots=self._snapshots, tracker=self._tracker, holds=self._holds,
-                slow_produce=MuteProducer.produce.__get__(self), on_report=self._reports.on_report,
-                callbacks=self._callbacks, default_cb=self._user_on_delivery, only_errors=self._only_errors,
-                default=default, sticky=self._sticky is not None, partitioner_name=self._partitioner_name,
-                inline_poll_every=_INLINE_POLL_EVERY * 4, reroutes=core.reroutes,
-            )
-            self._lock.fast = self._fast
-            core.fast = self._fast
-            self._pacer.fast = self._fast
-            self._serving = DirectServing(self._fast, self._inner.poll, self._callbacks)
-            if type(self).produce is MuteProducer.produce:  # a subclass overriding produce() keeps its own
-                self.produce = self._fast.produce  # type: ignore[method-assign]
-            # poll(0) in C too (FastPath.poll); every other call, and a subclass's own poll, stays in Python
-            self._fast.slow_poll = MuteProducer.poll.__get__(self)
-            self._fast.poll_error = compat.LOST_INTERRUPT_CONVERTER
-            if type(self).poll is MuteProducer.poll:
-                self.poll = self._fast.poll  # type: ignore[method-assign]
-            # flush() likewise waits in C, in the wrapped producer's own flush (FastPath.flush)
-            self._fast.slow_flush = MuteProducer.flush.__get__(self)
-            self._fast.pending = MuteProducer.__len__.__get__(self)
-            self._fast.resends = self._holding.retry
-            self._fast.inner_flush = self._inner.flush
-            if type(self).flush is MuteProducer.flush:
-                self.flush = self._fast.flush  # type: ignore[method-assign]
-        else:
-            self._serving = LockedServing(self._lock, self._callbacks, self._serve_reports)
+        # The hot path: produce() in C, callbacks run straight from the application's poll (see
+        # mutepro.producer.serving); what C hands over comes back to the Python methods below.
+        self._fast = build_fast_path(
+            inner=self._inner, snapshots=self._snapshots, tracker=self._tracker, holds=self._holds,
+            slow_produce=MuteProducer._produce_slow.__get__(self), on_report=self._reports.on_report,
+            callbacks=self._callbacks, default_cb=self._user_on_delivery, only_errors=self._only_errors,
+            default=default, sticky=self._sticky is not None, partitioner_name=self._partitioner_name,
+            inline_poll_every=1024, reroutes=core.reroutes,
+        )
+        self._lock.fast = self._fast
+        core.fast = self._fast
+        self._pacer.fast = self._fast
+        self._serving: DirectServing = DirectServing(self._fast, self._inner.poll, self._callbacks)
+        if type(self).produce is MuteProducer.produce:  # a subclass overriding produce() keeps its own
+            self.produce = self._fast.produce  # type: ignore[method-assign]
+        # poll(0) in C too (FastPath.poll); every other call, and a subclass's own poll, stays in Python
+        self._fast.slow_poll = MuteProducer.poll.__get__(self)
+        self._fast.poll_error = compat.LOST_INTERRUPT_CONVERTER
+        if type(self).poll is MuteProducer.poll:
+            self.poll = self._fast.poll  # type: ignore[method-assign]
+        # flush() likewise waits in C, in the wrapped producer's own flush (FastPath.flush)
+        self._fast.slow_flush = MuteProducer.flush.__get__(self)
+        self._fast.pending = MuteProducer.__len__.__get__(self)
+        self._fast.resends = self._holding.retry
+        self._fast.inner_flush = self._inner.flush
+        if type(self).flush is MuteProducer.flush:
+            self.flush = self._fast.flush  # type: ignore[method-assign]
         self._rescuer.serving = self._serving
         self._locality = LocalityMeter() if client_rack is not None else None
         self._driver_part = Driver(
@@ -300,44 +294,25 @@ class MuteProducer(Unbuilt, ClientPassthrough, MuteproApi):
         Raises ``BufferError`` when the local queue is full (or, under ``keyed_policy: hold``, when a muted
         partition's hold queue is full): serve delivery reports with ``poll()`` and retry, as usual.
         """
+        self._fast.produce(topic, value, key, partition, on_delivery, timestamp, headers, callback=callback)
+
+    def _produce_slow(
+        self,
+        topic: str,
+        value: Any = None,
+        key: Any = None,
+        partition: int = -1,
+        on_delivery: DeliveryCallback | None = None,
+        timestamp: int = 0,
+        headers: Any = None,
+        *,
+        callback: DeliveryCallback | None = None,
+    ) -> None:
+        """What the C produce() hands over (explicit partitions, unknown topics, muted partitions, held keys, a
+        raised gate, a closed producer): the :class:`~mutepro.producer.slowpath.SlowPath` under the lock."""
         cb = on_delivery or callback or self._user_on_delivery
         with self._lock:
-            # The fast path: a healthy topic (nothing muted or held), no explicit partition. Inlined on purpose:
-            # every Python call here costs about as much as librdkafka's produce() itself.
-            snap = self._snapshots.get(topic)
-            if snap is not None and partition == -1 and not snap.muted and not self._holds and not self._closed:
-                size = len(value) if value is not None else 0
-                if key is None and self._sticky is not None:
-                    p = self._sticky.choose(snap, size)
-                else:
-                    p = self._home_of(key, snap.partition_count) if self._home_of is not None else None
-                tally = self._tracker.topics.get(topic)
-                if p is not None and tally is not None and p < tally.count:
-                    if cb is self._last_cb:  # most applications pass the same callback every time
-                        reporter = self._last_reporter
-                    else:
-                        reporter = self._core.reporter(cb, NORMAL)
-                        self._last_cb, self._last_reporter = cb, reporter
-                    if headers is not None:
-                        reporter = keeping_headers(reporter, headers)  # type: ignore[arg-type]
-                    try:
-                        self._inner.produce(
-                            topic, value, key, partition=p, on_delivery=reporter, timestamp=timestamp, headers=headers
-                        )
-                    except BufferError:
-                        self._totals.buffer_errors += 1
-                        raise
-                    tally.sent[p] += 1
-                    tally.sent_bytes[p] += size
-                    self._totals.sent_total += 1
-                    self._totals.produced += 1
-                    if self._pacer.parked:  # after the count: see Pacer.park
-                        self._pacer.wake()
-                    self._since_poll += 1
-                    if self._since_poll >= _INLINE_POLL_EVERY:
-                        self._serve_reports()
-                    return
-            self._slow.produce(topic, value, key, partition, cb, timestamp, headers, snap)
+            self._slow.produce(topic, value, key, partition, cb, timestamp, headers, self._snapshots.get(topic))
             self._since_poll += 1
             if self._since_poll >= _INLINE_POLL_EVERY:
                 self._serve_reports()
@@ -524,10 +499,9 @@ class MuteProducer(Unbuilt, ClientPassthrough, MuteproApi):
         prefix: str, first: int, begin: int = 0,
     ) -> int:
         """mutepro's Spark sink only: many rows with identity headers in one call, up to the first the queue has no
-        room for (see :mod:`mutepro.producer.rows`); in C on the fast path (``FastPath.produce_rows``)."""
-        if self._fast is not None and type(self).produce is MuteProducer.produce:
-            return int(self._fast.produce_rows(topic, values, keys, fixed, name, prefix, first, begin))
-        return produce_rows(self._bytes_producer(), topic, values, keys, fixed, name, prefix, first, begin)
+        room for, in C (``FastPath.produce_rows``: each row as MuteProducer's own produce() takes it, also on a
+        subclass that overrides produce())."""
+        return int(self._fast.produce_rows(topic, values, keys, fixed, name, prefix, first, begin))
 
     @property
     def _stragglers(self) -> int:

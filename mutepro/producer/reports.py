@@ -2,9 +2,8 @@
 detectors (success, slow, failure), answer a probe, hand a purge report to the rescue, re-send a timed-out
 message, and queue the application's callback.
 
-The closures handed to librdkafka are built here (:meth:`ReportHandler.make_reporter`); the common report -- a
-success on a warm, tracked partition -- is handled inside the closure itself, everything else in
-:meth:`ReportHandler.on_report`.
+The common report -- a success on a warm, tracked partition -- is handled by the C reporter
+(``_fastpath.c`` ``Reporter_vectorcall``); everything else comes to :meth:`ReportHandler.on_report`.
 """
 
 from __future__ import annotations
@@ -15,7 +14,7 @@ from confluent_kafka import KafkaError, Message
 
 from mutepro.detect.errors import counts_against_partition
 from mutepro.producer.core import Core
-from mutepro.producer.message import NORMAL, PROBE, UNCOUNTED, DeliveryCallback, Reporter, topic_of
+from mutepro.producer.message import PROBE, UNCOUNTED, DeliveryCallback, Reporter, topic_of
 from mutepro.producer.rescue import Rescuer
 
 #: Final errors after which an unkeyed (or keyed ``reroute``) message is re-sent to another partition.
@@ -26,57 +25,24 @@ _PURGED = frozenset({KafkaError._PURGE_QUEUE, KafkaError._PURGE_INFLIGHT})
 class ReportHandler:
     """Handles the delivery reports of one producer."""
 
-    def __init__(self, core: Core, rescuer: Rescuer, *, locked_by_poll: bool) -> None:
+    def __init__(self, core: Core, rescuer: Rescuer) -> None:
         self._core = core
         self._rescuer = rescuer
-        # True on the Python path: reports are served under the producer lock already (poll() takes it)
-        self._locked_by_poll = locked_by_poll
 
     def make_reporter(self, cb: DeliveryCallback | None, kind: int) -> Reporter:
-        """A new delivery callback for librdkafka (cached per (cb, kind) by :meth:`Core.reporter`)."""
+        """A new delivery callback for librdkafka (cached per (cb, kind) by :meth:`Core.reporter`) for a message
+        Python sent (:meth:`Core.send`'s own branch); the C reporters hand what they do not finish to
+        :meth:`on_report` directly."""
         on_report = self.on_report
-        if kind != NORMAL or not self._locked_by_poll:
-            # (with the C fast path, reports are not served under the producer lock: every Python report goes
-            # through on_report, which takes it)
-
-            def report_other(err: KafkaError | None, msg: Message) -> None:
-                on_report(cb, kind, err, msg)
-
-            return report_other
-        # The common report -- a success on a warm, tracked partition -- is handled right here, with everything it
-        # touches bound as closure variables; anything else goes through on_report.
-        core = self._core
-        topics = core.tracker.topics
-        totals = core.totals
-        queue = core.callbacks
-        only_errors = core.only_errors
 
         def report(err: KafkaError | None, msg: Message) -> None:
-            if err is None:
-                tally = topics.get(msg.topic())  # type: ignore[arg-type]
-                if tally is not None:
-                    p: int = msg.partition()  # type: ignore[assignment]
-                    if tally.reported[p] >= tally.warm[p] >= 0:
-                        tally.reported[p] += 1
-                        totals.reported_total += 1
-                        totals.delivered += 1
-                        tally.ok[p] += 1
-                        if (msg.latency() or 0.0) > tally.slow_s:
-                            tally.slow[p] += 1
-                        if cb is not None and not only_errors:
-                            queue.put_report(cb, msg)
-                        elif queue.has_waiters():
-                            queue.wake()
-                        return
             on_report(cb, kind, err, msg)
 
         return report
 
     def on_report(self, cb: DeliveryCallback | None, kind: int, err: KafkaError | None, msg: Message) -> None:
-        """Any report the closure did not finish (also called by the C fast path's reporter)."""
-        if self._locked_by_poll:
-            self._on_report_locked(cb, kind, err, msg)  # poll() holds the lock around every report already
-            return
+        """A report the C reporter did not finish (probes, uncounted and failed messages, cold partitions), or
+        one of a message Python sent. Reports are not served under the producer lock: this takes it."""
         with self._core.lock:
             self._on_report_locked(cb, kind, err, msg)
 
@@ -99,19 +65,10 @@ class ReportHandler:
                 core.early_delivered.setdefault(msg.topic(), set()).add(early)  # type: ignore[arg-type]
         if err is None:
             core.totals.delivered += 1
-            if tally is not None:
-                latency = msg.latency() or 0.0
-                if kind & PROBE:
-                    core.manager.probe_result(topic_of(msg), p, True, latency)
-                elif tally.reported[p] > tally.warm[p] >= 0:
-                    tally.ok[p] += 1
-                    if latency > tally.slow_s:
-                        tally.slow[p] += 1
-                elif tally.warm[p] < 0:
-                    # The partition's first delivery: everything sent until now waited for metadata and a fresh
-                    # connection (3,000 queued messages on a cold start can all take > 500 ms), which says nothing
-                    # about the partition's health. The detectors see the messages sent from here on.
-                    tally.warm[p] = tally.sent[p]
+            # A counted success reaches Python only as a probe's (the C reporter judges the others: warm-up,
+            # ok, slow): its breaker is answered here.
+            if tally is not None and kind & PROBE:
+                core.manager.probe_result(topic_of(msg), p, True, msg.latency() or 0.0)
             if cb is not None and not core.only_errors:
                 core.callbacks.put_report(cb, msg)
             else:

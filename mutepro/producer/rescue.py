@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Protocol
 
 from confluent_kafka import KafkaError, KafkaException, Message
 
@@ -39,7 +39,6 @@ from mutepro.producer.message import (
     with_header,
 )
 from mutepro.producer.routing import Router
-from mutepro.producer.serving import LockedServing, ReportServing
 
 log = get_logger("mutepro.producer")
 
@@ -49,7 +48,24 @@ _RESCUE_DRAIN_S = 0.025  # a rescue waits at most this long for other threads to
 _MOVE_RUN = 500
 
 Moves = dict[tuple[str, int], dict[int, int]]
-_NOT_SERVING: ReportServing = LockedServing(None, None, lambda: None)  # type: ignore[arg-type]  # until wired
+
+
+class Quiescing(Protocol):
+    """What a rescue asks of the report serving (:class:`~mutepro.producer.serving.DirectServing`)."""
+
+    def quiesce(self) -> None: ...
+
+    def resume(self) -> None: ...
+
+
+class _Unwired:
+    """The serving until MuteProducer wires the real one in (nothing to keep out yet)."""
+
+    def quiesce(self) -> None:
+        pass
+
+    def resume(self) -> None:
+        pass
 
 
 class Rescuer:
@@ -63,7 +79,7 @@ class Rescuer:
         self.transactional = transactional
         self._skip_logged = False
         # how reports are served: a rescue keeps other threads out of librdkafka's poll while it collects its purge
-        self.serving: ReportServing = _NOT_SERVING
+        self.serving: Quiescing = _Unwired()
         self.rescuing = False
         # (enqueue time, cb, kind, msg) of each message our rescue purged, re-sent in enqueue order
         self.batch: list[tuple[float | None, DeliveryCallback | None, int, Message]] = []

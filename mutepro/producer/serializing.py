@@ -90,11 +90,9 @@ class MuteSerializingProducer(MuteProducer, Generic[K, V]):
             with contextlib.suppress(Exception):  # the construction error is the one the caller needs
                 close_serdes(owned)
             raise
-        # The bytes go to MuteProducer's produce: in C when the fast path is built (MuteProducer.__init__ only puts
-        # it on self.produce when a subclass leaves produce alone, so it is taken here), the Python method otherwise.
-        self._produce_bytes: Callable[..., None] = (
-            self._fast.produce if self._fast is not None else MuteProducer.produce.__get__(self)
-        )
+        # The bytes go to MuteProducer's produce, in C (MuteProducer.__init__ only puts it on self.produce when a
+        # subclass leaves produce alone, so it is taken here).
+        self._produce_bytes: Callable[..., None] = self._fast.produce
 
     def produce(  # type: ignore[override]  # SerializingProducer's signature: key before value
         self,

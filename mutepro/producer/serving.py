@@ -1,14 +1,7 @@
-"""Who serves librdkafka's delivery reports, and where the application's callbacks run: one interface
-(:class:`ReportServing`), two implementations, chosen once at construction.
-
-- :class:`LockedServing` (the pure-Python path): reports are served under the producer lock -- by the producing
-  thread every few hundred messages, by ``poll()``/``flush()``, by the driver each tick -- and the application's
-  callbacks are queued and run from its ``poll()``.
-- :class:`DirectServing` (the C fast path, :mod:`mutepro.producer._fastpath`): the application's ``poll()`` runs
-  its callbacks straight from librdkafka's poll, without the producer lock; the driver serves reports only while
-  the application does not poll, and a rescue first keeps other threads out of librdkafka's poll.
-
-MuteProducer, the driver and the rescue call these methods and never ask which path runs.
+"""Who serves librdkafka's delivery reports, and where the application's callbacks run (:class:`DirectServing`,
+over the C extension :mod:`mutepro.producer._fastpath`): the application's ``poll()`` runs its callbacks straight
+from librdkafka's poll, without the producer lock; the driver serves reports only while the application does not
+poll, and a rescue first keeps other threads out of librdkafka's poll.
 
 What the C fast path may touch is fixed by its constructor (see ``_fastpath.pyi``): the wrapped producer's
 ``produce``/``poll``, the manager's snapshot mapping (``muted``, ``probing``, ``writable_set``,
@@ -21,23 +14,15 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from collections.abc import Callable
+from typing import Any
 
+from mutepro.partition.hashing import C_MODES
 from mutepro.partition.protocols import DefaultMutingPartitioner
 from mutepro.producer import accel
 from mutepro.producer.callbacks import CallbackQueue
 from mutepro.producer.tracker import OutstandingTracker
 
-# the built-in partitioner settings the C fast path places keyed messages for (others: the Python path)
-_KEY_MODES = {
-    "consistent": "KP_CONSISTENT",
-    "consistent_random": "KP_CONSISTENT_RANDOM",
-    "murmur2": "KP_MURMUR2",
-    "murmur2_random": "KP_MURMUR2_RANDOM",
-    "fnv1a": "KP_FNV1A",
-    "fnv1a_random": "KP_FNV1A_RANDOM",
-}
 #: a blocking poll() waits in librdkafka this long at a time (then checks the queue again): confluent-kafka's own
 #: poll wakes this often too (it waits in 200 ms chunks to notice Ctrl-C), so the slices cost no extra wake-ups
 _DIRECT_WAIT_S = 0.2
@@ -45,88 +30,8 @@ _MIN_WAIT_S = 0.001  # librdkafka's unit: less than this left is a poll(0), and 
 _QUIET_S = 1.0  # a rescue waits at most this long for other threads to leave librdkafka's poll
 
 
-class ReportServing(Protocol):
-    """How reports are served (see the module docstring)."""
-
-    #: True when reports are always served under the producer lock (report handlers need not take it)
-    locked_by_poll: bool
-
-    def poll(self, timeout: float | None) -> int:
-        """The application's ``poll(timeout)`` (after the closed/nested checks)."""
-
-    def flush_round(self) -> None:
-        """Serve what is there now (one round of ``flush()``)."""
-
-    def flush_wait(self, pause_s: float) -> None:
-        """Wait up to ``pause_s`` for something to serve, and serve it (between ``flush()``'s counts)."""
-
-    def nested(self) -> bool:
-        """True inside a callback this producer's poll()/flush() runs on this thread."""
-
-    def serve_for_tick(self) -> None:
-        """Make sure the reports are served before the driver judges the partitions."""
-
-    def quiesce(self) -> None:
-        """Keep other threads out of librdkafka's poll (a rescue is about to purge and collect the reports)."""
-
-    def resume(self) -> None:
-        """Undo :meth:`quiesce`."""
-
-    def closing(self) -> None:
-        """The producer is closing: later produce() calls take the Python path (which raises)."""
-
-    def closed(self) -> None:
-        """The producer is closed: drop what refers back to it."""
-
-
-class LockedServing:
-    """The pure-Python path's serving (see the module docstring)."""
-
-    locked_by_poll = True
-
-    def __init__(self, lock: Any, callbacks: CallbackQueue, serve_reports: Callable[[], None]) -> None:
-        self._lock = lock
-        self._callbacks = callbacks
-        self._serve_reports = serve_reports  # librdkafka's poll(0) under the lock, resetting the inline count
-
-    def poll(self, timeout: float | None) -> int:
-        with self._lock:
-            self._serve_reports()
-        return self._callbacks.serve(None if timeout is None or timeout < 0 else timeout)
-
-    def flush_round(self) -> None:
-        with self._lock:
-            self._serve_reports()
-        self._callbacks.serve(0)
-
-    def flush_wait(self, pause_s: float) -> None:
-        self._callbacks.wait(pause_s)  # the driver serves librdkafka's reports each tick and queues them here
-        self.flush_round()
-
-    def nested(self) -> bool:
-        return self._callbacks.serving_here()
-
-    def serve_for_tick(self) -> None:
-        with self._lock:
-            self._serve_reports()
-
-    def quiesce(self) -> None:
-        pass  # every poll takes the producer lock, which the rescue holds
-
-    def resume(self) -> None:
-        pass
-
-    def closing(self) -> None:
-        pass
-
-    def closed(self) -> None:
-        pass
-
-
 class DirectServing:
-    """The C fast path's serving (see the module docstring)."""
-
-    locked_by_poll = False
+    """How reports are served (see the module docstring)."""
 
     def __init__(self, fast: Any, inner_poll: Callable[[float], int], callbacks: CallbackQueue) -> None:
         self._fast = fast
@@ -227,23 +132,21 @@ class DirectServing:
 
 
 def build_fast_path(
-    *, inner: Any, snapshots: Mapping[str, Any], tracker: OutstandingTracker, holds: Mapping[Any, Any],
+    *, inner: Any, snapshots: dict[str, Any], tracker: OutstandingTracker, holds: dict[Any, Any],
     slow_produce: Callable[..., None], on_report: Callable[[Any, int, Any, Any], None], callbacks: CallbackQueue,
     default_cb: Any, only_errors: bool, default: DefaultMutingPartitioner | None, sticky: bool, partitioner_name: str,
     inline_poll_every: int, reroutes: dict[tuple[str, int], dict[int, int]] | None = None,
 ) -> Any:
     """The C fast path: produce() and delivery reports for healthy topics without a Python frame.
 
-    It covers what the Python fast path in ``MuteProducer.produce`` covers -- the built-in partitioner's keyed
-    placement and its sticky choice for unkeyed messages (when its clock is the real monotonic clock) -- and
-    hands every other call to ``slow_produce`` (MuteProducer.produce itself).
+    It places keyed messages for the built-in partitioner and makes its sticky choice for unkeyed ones (when its
+    clock is the real monotonic clock), and hands every other call to ``slow_produce``.
     """
-    assert accel.fastpath is not None
     chooser = default.chooser if default is not None else None
     picker = None
     if sticky and chooser is not None and chooser.clock is time.monotonic:
         picker = chooser.pick
-    key_mode = _KEY_MODES.get(partitioner_name, "KP_NONE") if default is not None else "KP_NONE"
+    key_mode = C_MODES.get(partitioner_name, "KP_NONE") if default is not None else "KP_NONE"
     return accel.fastpath.FastPath(
         inner_produce=inner.produce,
         inner_poll=inner.poll,

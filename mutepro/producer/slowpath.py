@@ -85,9 +85,7 @@ class SlowPath:
             if decision.kind & PROBE:
                 counters.probes += 1
             if decision.rerouted_from >= 0:
-                counters.rerouted += 1
-                moves = core.reroutes.setdefault((topic, decision.rerouted_from), {})
-                moves[decision.partition] = moves.get(decision.partition, 0) + 1
+                core.fast.count_reroute(topic, decision.rerouted_from, decision.partition)
                 memo = snap.reroute_memo
                 if not decision.kind & PROBE and len(memo) < REROUTE_MEMO_MAX and (key is None or type(key) in _MEMO):
                     memo[key] = decision.partition  # the C fast path sends the key's next messages there itself
@@ -121,7 +119,7 @@ class ClosedPath:
 
     closed = True
 
-    def produce(self, topic: str, *args: Any) -> None:
+    def produce(self, topic: str, *args: Any, **kwargs: Any) -> None:
         if not isinstance(topic, str):
             raise TypeError(f"topic must be a str, got {type(topic).__name__}")
         raise compat.closed_error()

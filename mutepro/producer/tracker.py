@@ -19,7 +19,6 @@ older than 0.62 s are #406..#420, i.e. 15 of them.
 from __future__ import annotations
 
 import bisect
-import time
 from collections.abc import Iterator, Sequence
 from typing import Any, overload
 
@@ -115,124 +114,36 @@ class _Ages(Sequence[float]):
         return max(0, counted - self._reported)
 
 
-class TopicTally:
-    """Plain-integer counters of one topic, indexed by partition (written under the producer lock or on the
-    driver thread only). The pure-Python twin of :class:`NativeTopicTally`; both pass the same tests."""
+class NativeTopicTally(fastpath.Tally):
+    """One topic's counters, indexed by partition, in C arrays (``_fastpath.c`` ``Tally``) that the C produce and
+    report code update in place (``tally.sent[p] += 1`` works on the live column views as on lists); the driver
+    keeps each partition's checkpoints beside them."""
 
-    __slots__ = (
-        "checkpoints", "count", "failed", "ok", "probe_snap", "probe_until", "reported", "seen_reported", "seen_sent",
-        "sent", "sent_bytes", "slow", "slow_s", "warm",
-    )  # fmt: skip
+    __slots__ = ("checkpoints",)
 
     def __init__(self, count: int, slow_s: float) -> None:
-        self.count = 0
-        self.slow_s = slow_s
-        self.sent: list[int] = []
-        self.sent_bytes: list[int] = []
-        self.reported: list[int] = []
-        self.ok: list[int] = []  # since the last fold into the detectors
-        self.slow: list[int] = []
-        self.failed: list[int] = []
-        # the send count when the partition first delivered (-1: not yet); reports up to it are not judged
-        self.warm: list[int] = []
-        self.seen_sent: list[int] = []  # sent and reported when busy() last looked
-        self.seen_reported: list[int] = []
-        self.checkpoints: list[_Checkpoints] = []
-        self.probe_snap: Any = None
-        self.probe_until = 0.0
-        self.grow(count)
+        super().__init__(count, slow_s)
+        self.checkpoints: list[_Checkpoints] = [_Checkpoints() for _ in range(self.count)]
 
     def grow(self, count: int) -> None:
         extra = count - self.count
         if extra <= 0:
             return
-        for arr in (
-            self.sent, self.sent_bytes, self.reported, self.ok, self.slow, self.failed, self.seen_sent,
-            self.seen_reported,
-        ):  # fmt: skip
-            arr.extend([0] * extra)
-        self.warm.extend([-1] * extra)
+        super().grow(count)
         self.checkpoints.extend(_Checkpoints() for _ in range(extra))
-        self.count = count
-
-    def defer_probes(self, snap: Any, seconds: float) -> None:
-        """For ``seconds`` (``time.monotonic``), and while ``snap`` is the topic's snapshot, none of its half-open
-        partitions can take a probe (the C tally's ``defer_probes``: its fast path then keeps the topic's
-        messages; the pure path asks the breakers anyway)."""
-        if not seconds >= 0.0:
-            raise ValueError("seconds: must be >= 0 (a number, not NaN)")
-        self.probe_snap = snap
-        self.probe_until = time.monotonic() + seconds
-
-    def busy(self) -> list[int]:
-        """The partitions with messages outstanding, or whose sent or reported count moved since the last call
-        (the C tally's ``busy()``)."""
-        out = []
-        sent, reported, seen_sent, seen_reported = self.sent, self.reported, self.seen_sent, self.seen_reported
-        for p in range(self.count):
-            s, r = sent[p], reported[p]
-            if s != r or seen_sent[p] != s or seen_reported[p] != r:
-                out.append(p)
-            seen_sent[p], seen_reported[p] = s, r
-        return out
-
-
-class Counts:
-    """Producer-wide totals; the pure-Python twin of the C fast path's ``Counts`` (same attributes)."""
-
-    __slots__ = ("buffer_errors", "delivered", "produced", "reported_total", "rerouted", "sent_total")
-
-    def __init__(self) -> None:
-        self.sent_total = 0
-        self.reported_total = 0
-        self.produced = 0
-        self.delivered = 0
-        self.buffer_errors = 0
-        self.rerouted = 0
-
-
-if fastpath is not None:
-
-    class NativeTopicTally(fastpath.Tally):  # type: ignore[name-defined]
-        """:class:`TopicTally` with its counters in C arrays, where the C fast path updates them in place
-        (``tally.sent[p] += 1`` works on the live column views as on lists)."""
-
-        __slots__ = ("checkpoints",)
-
-        def __init__(self, count: int, slow_s: float) -> None:
-            super().__init__(count, slow_s)
-            self.checkpoints: list[_Checkpoints] = [_Checkpoints() for _ in range(self.count)]
-
-        def grow(self, count: int) -> None:
-            extra = count - self.count
-            if extra <= 0:
-                return
-            super().grow(count)
-            self.checkpoints.extend(_Checkpoints() for _ in range(extra))
-
-else:  # pragma: no cover - only without a C compiler
-    NativeTopicTally = None  # type: ignore[assignment,misc]
 
 
 class OutstandingTracker:
-    """Messages produced to librdkafka without a final delivery report, per (topic, partition).
+    """Messages produced to librdkafka without a final delivery report, per (topic, partition); the counters are
+    the C extension's (``Tally``, ``Counts``), written by its produce and report code."""
 
-    ``native=True`` keeps the counters in C (the C fast path writes them); the default follows whether the
-    extension is available (see :mod:`mutepro.producer.accel`).
-    """
-
-    def __init__(self, buffer_max_messages: int, buffer_max_bytes: int, *, native: bool | None = None) -> None:
-        if native is None:
-            native = fastpath is not None
-        if native and fastpath is None:
-            raise RuntimeError("native=True needs the C extension mutepro.producer._fastpath (not built here)")
-        self.native = native
+    def __init__(self, buffer_max_messages: int, buffer_max_bytes: int) -> None:
         self.buffer_max_messages = buffer_max_messages
         self.buffer_max_bytes = buffer_max_bytes
-        # topic -> TopicTally or NativeTopicTally. An entry, once made, is grown in place and never replaced: the C
+        # topic -> NativeTopicTally. An entry, once made, is grown in place and never replaced: the C
         # fast path keeps the last topic's tally by identity instead of looking it up per message.
         self.topics: dict[str, Any] = {}
-        self.totals: Any = fastpath.Counts() if native and fastpath is not None else Counts()
+        self.totals: Any = fastpath.Counts()
         self.busy_now: dict[str, list[int]] = {}  # topic -> the busy partitions at the last checkpoint
 
     @property
@@ -259,8 +170,7 @@ class OutstandingTracker:
     def ensure(self, topic: str, partition_count: int, slow_s: float) -> Any:
         tally = self.topics.get(topic)
         if tally is None:
-            factory = NativeTopicTally if self.native else TopicTally
-            tally = self.topics[topic] = factory(partition_count, slow_s)
+            tally = self.topics[topic] = NativeTopicTally(partition_count, slow_s)
         else:
             tally.grow(partition_count)
         return tally

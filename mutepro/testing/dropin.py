@@ -1,8 +1,7 @@
 """pytest plugin: run a test suite with ``confluent_kafka.Producer`` replaced by :class:`~mutepro.MuteProducer`
 (and ``confluent_kafka.SerializingProducer`` by :class:`~mutepro.MuteSerializingProducer`).
 
-    python -m pytest -p mutepro.testing.dropin tests/                          # the C fast path (when built)
-    MUTEPRO_PURE_PYTHON=1 python -m pytest -p mutepro.testing.dropin tests/    # the pure-Python path
+    python -m pytest -p mutepro.testing.dropin tests/
 
 Loaded with ``-p``, it swaps the class before any test module is imported, so ``from confluent_kafka import
 Producer`` in a test (and any class the tests import that subclasses ``confluent_kafka.Producer`` in Python, such
@@ -11,9 +10,9 @@ C class (``confluent_kafka.cimpl.Producer``), untouched. ``benchmarks/conformanc
 confluent-kafka-python's own producer tests against MuteProducer; an application can use it the same way on
 its own test suite.
 
-``MUTEPRO_DROPIN_PATH=c`` (or ``pure``) makes the run fail at start-up unless that path is the one in use, so a
-conformance run can never silently test the wrong one; ``MUTEPRO_DROPIN_PATH=real`` swaps nothing (the baseline
-run, with the same plugin loaded so that both runs are judged alike).
+``MUTEPRO_DROPIN_PATH=c`` swaps the class (MuteProducer has one path, the C extension's; any other value but
+``real`` fails at start-up); ``MUTEPRO_DROPIN_PATH=real`` swaps nothing (the baseline run, with the same plugin
+loaded so that both runs are judged alike).
 
 In every mode a ``KeyboardInterrupt`` escaping a test fails that test instead of ending the session: tests that
 send themselves SIGINT (confluent's ``test_Wakeable.py``) can, on an unlucky schedule, get it after their
@@ -28,7 +27,7 @@ import sys
 import confluent_kafka
 import pytest
 
-from mutepro.producer import MuteProducer, MuteSerializingProducer, accel
+from mutepro.producer import MuteProducer, MuteSerializingProducer
 
 _ORIGINAL = confluent_kafka.Producer
 _ORIGINAL_SERIALIZING = confluent_kafka.SerializingProducer
@@ -36,8 +35,8 @@ _LATE = ("confluent_kafka.avro", "confluent_kafka.aio")
 
 
 def active_path() -> str:
-    """``"c"`` when new MuteProducers run the C fast path, ``"pure"`` otherwise."""
-    return "c" if accel.available() else "pure"
+    """``"c"``: the path new MuteProducers run (the C extension's, the only one)."""
+    return "c"
 
 
 def install() -> None:
@@ -71,8 +70,8 @@ def pytest_configure(config: pytest.Config) -> None:
         return
     if wanted and wanted != active_path():
         raise pytest.UsageError(
-            f"MUTEPRO_DROPIN_PATH={wanted}, but MuteProducer runs the {active_path()} path here: build the C "
-            "extension (pip install -e . with gcc present) or set MUTEPRO_PURE_PYTHON=1 for the pure path"
+            f"MUTEPRO_DROPIN_PATH={wanted}, but MuteProducer runs the {active_path()} path (its only one; "
+            "'real' swaps nothing)"
         )
     early = [name for name in _LATE if name in sys.modules]
     if early:

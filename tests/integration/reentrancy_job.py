@@ -1,7 +1,7 @@
 """A reentrancy / multi-thread job against a real cluster, run in its own process by the tests (and by the
 sanitizer step of CI): a crash in the C fast path must fail a test, not end the test run.
 
-    python tests/integration/reentrancy_job.py BOOTSTRAP TOPIC SCENARIO [--pure] [--plain] [--messages N]
+    python tests/integration/reentrancy_job.py BOOTSTRAP TOPIC SCENARIO [--plain] [--messages N]
 
 Scenarios:
 
@@ -198,13 +198,12 @@ def main() -> None:
     ap.add_argument("bootstrap")
     ap.add_argument("topic")
     ap.add_argument("scenario", choices=["produce", "poll", "flush", "len", "raise", "stress"])
-    ap.add_argument("--pure", action="store_true", help="MuteProducer's pure-Python path")
     ap.add_argument("--plain", action="store_true", help="confluent_kafka.Producer instead")
     ap.add_argument("--messages", type=int, default=6000)
     ap.add_argument("--seed", type=int, default=7)
     args = ap.parse_args()
     conf = {"bootstrap.servers": args.bootstrap, "linger.ms": 1500 if args.scenario != "stress" else 5}
-    producer: Any = Producer(conf) if args.plain else MuteProducer(conf, accelerate=not args.pure)
+    producer: Any = Producer(conf) if args.plain else MuteProducer(conf)
     job = Job(producer, args.topic)
     if args.scenario == "stress":
         stress(job, args.messages, args.seed)

@@ -5,21 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from mutepro import MuteProducer
 from mutepro.cluster.launcher import LocalCluster
 from mutepro.partition.hashing import key_partitioner
 
 
-@pytest.mark.parametrize("accelerate", [True, False], ids=["c-fastpath", "pure-python"])
 def test_oversized_records_do_not_mute_the_partition(
-    kafka_cluster: LocalCluster, topic_factory: Any, accelerate: bool
+    kafka_cluster: LocalCluster, topic_factory: Any
 ) -> None:
     """40 records the broker rejects as too large (MSG_SIZE_TOO_LARGE) reach the application as errors; the
     partition stays unmuted and the next 30 keyed messages all land on their home partitions."""
     topic = topic_factory(partitions=6, replication_factor=1, config={"max.message.bytes": "2000"})
-    producer = MuteProducer(kafka_cluster.client_config(**{"linger.ms": 5}), accelerate=accelerate)
+    producer = MuteProducer(kafka_cluster.client_config(**{"linger.ms": 5}))
     home = key_partitioner("consistent_random")
     errors: list[int] = []
     placed: list[tuple[int, int]] = []

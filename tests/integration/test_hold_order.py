@@ -8,16 +8,10 @@ import threading
 from collections import defaultdict
 from typing import Any
 
-import pytest
 from _helpers import BackgroundLoad, Ledger, consume_all, wait_for
 
 from mutepro import MuteProducer
 from mutepro.cluster.launcher import LocalCluster
-
-
-@pytest.fixture(params=["c", "python"], ids=["c-fastpath", "pure-python"])
-def accelerate(request: pytest.FixtureRequest) -> bool:
-    return request.param == "c"
 
 
 def _exercised(producer: MuteProducer) -> bool:
@@ -26,7 +20,7 @@ def _exercised(producer: MuteProducer) -> bool:
 
 
 def test_hold_keeps_per_key_order_through_a_stall(
-    kafka_cluster: LocalCluster, topic_factory: Any, accelerate: bool
+    kafka_cluster: LocalCluster, topic_factory: Any
 ) -> None:
     """60 keys at 1,500 msg/s, broker 2 stopped and muted by hand until the hold holds, everything read back: every
     key's sequence numbers arrive complete and in order (the plain producer's outcome), none failed.
@@ -41,7 +35,7 @@ def test_hold_keeps_per_key_order_through_a_stall(
     # idempotent, as order-sensitive applications configure it: mutepro then never purges (see README), so the
     # order rests on the hold and its barrier (nothing released while older messages await their reports)
     conf = kafka_cluster.client_config(**{"linger.ms": 5, "acks": "all", "enable.idempotence": True})
-    producer = MuteProducer(conf, policy={"defaults": {"keyed_policy": "hold"}}, accelerate=accelerate)
+    producer = MuteProducer(conf, policy={"defaults": {"keyed_policy": "hold"}})
     stop = threading.Event()
 
     def app_poll() -> None:  # the application's own poll loop, concurrent with the producing thread

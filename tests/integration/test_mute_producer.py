@@ -15,7 +15,7 @@ from mutepro.cluster.launcher import LocalCluster
 from mutepro.partition.hashing import key_partitioner
 from mutepro.producer import MuteProducer
 
-pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("producer_path")]
+pytestmark = pytest.mark.integration
 
 
 
@@ -506,12 +506,9 @@ class TestDropIn:
             producer.purge()
             assert producer.poll(0) == 0
 
-    def test_healthy_traffic_takes_the_selected_path(
-        self, kafka_cluster: LocalCluster, topic_factory, producer_path: str
-    ) -> None:
-        """With the extension, healthy keyed and unkeyed traffic is produced and reported in C and callbacks run
-        straight from the application's poll; without it, MuteProducer.produce is the Python method. Either
-        way every message is reported once, on the application's thread."""
+    def test_healthy_traffic_takes_the_c_path(self, kafka_cluster: LocalCluster, topic_factory) -> None:
+        """Healthy keyed and unkeyed traffic is produced and reported in C and callbacks run straight from the
+        application's poll: every message is reported once, on the application's thread."""
         topic = topic_factory(partitions=6, replication_factor=1)
         ledger = Ledger()
         producer = MuteProducer(kafka_cluster.client_config(**{"linger.ms": 5}))
@@ -520,11 +517,8 @@ class TestDropIn:
         # them) are judged by the Python path, so the loop below starts on warm partitions
         _warm(producer, topic, ledger)
         fast = producer._fast
-        if producer_path == "c":
-            assert fast is not None and producer.produce == fast.produce
-            before = fast.fallbacks
-        else:
-            assert fast is None and producer.produce.__func__ is MuteProducer.produce  # type: ignore[attr-defined]
+        assert producer.produce == fast.produce
+        before = fast.fallbacks
         for i in range(3000):
             producer.produce(topic, f"{i}|".encode(), None if i % 2 else f"k{i % 50}", on_delivery=ledger.callback)
             if i % 100 == 99:
@@ -533,10 +527,9 @@ class TestDropIn:
         assert ledger.reports == 3120 and len(ledger.delivered) == 3060  # 2 x 60 warm-up (same ids) + 3000
         assert ledger.callback_threads == {threading.get_ident()}  # only ever on the application thread
         assert producer.metrics()["counters"]["delivered"] == 3120
-        if producer_path == "c":
-            # (a produce() that finds the driver thread holding the producer lock takes the Python path once)
-            assert fast.fallbacks - before < 3000 // 2
-            assert fast.direct_reports > 0
+        # (a produce() that finds the driver thread holding the producer lock takes the Python path once)
+        assert fast.fallbacks - before < 3000 // 2
+        assert fast.direct_reports > 0
         producer.close()
 
     def test_stats_and_error_callbacks_still_reach_the_application(self, kafka_cluster: LocalCluster) -> None:

@@ -15,7 +15,7 @@ from confluent_kafka import Consumer, TopicPartition
 from mutepro.cluster.launcher import LocalCluster
 from mutepro.producer import MuteProducer
 
-pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("producer_path")]
+pytestmark = pytest.mark.integration
 
 ASSIGNMENT = [[p % 3 + 1] for p in range(12)]
 ON_BROKER_1 = {p for p in range(12) if p % 3 == 0}

@@ -15,7 +15,6 @@ import pytest
 from mutepro.cluster.launcher import LocalCluster
 
 JOB = Path(__file__).with_name("reentrancy_job.py")
-PATHS = {"c-fastpath": [], "pure-python": ["--pure"]}
 
 
 def run_job(cluster: LocalCluster, topic: str, scenario: str, *extra: str) -> dict[str, Any]:
@@ -34,37 +33,33 @@ def assert_every_message_once(result: dict[str, Any]) -> None:
     assert result["left"] == 0 and result["missing"] == 0 and result["duplicated"] == 0, result
 
 
-@pytest.mark.parametrize("path", sorted(PATHS))
 class TestCallbacksReenter:
-    def test_a_callback_that_produces(self, kafka_cluster: LocalCluster, topic_factory: Any, path: str) -> None:
+    def test_a_callback_that_produces(self, kafka_cluster: LocalCluster, topic_factory: Any) -> None:
         """6,000 reports served by one poll, each callback producing a follow-up: every message (12,000) gets
         exactly one report and is written once, as with the plain client (on the C path this aborted)."""
-        result = run_job(kafka_cluster, topic_factory(partitions=6, replication_factor=1), "produce", *PATHS[path])
+        result = run_job(kafka_cluster, topic_factory(partitions=6, replication_factor=1), "produce")
         assert_every_message_once(result)
         assert result["produced"] == 12_000
 
     @pytest.mark.parametrize("action", ["poll", "flush"])
     def test_a_callback_that_polls_or_flushes(
-        self, kafka_cluster: LocalCluster, topic_factory: Any, path: str, action: str
+        self, kafka_cluster: LocalCluster, topic_factory: Any, action: str
     ) -> None:
         """poll()/flush() from inside a delivery callback neither aborts (the plain client does) nor deadlocks;
         every message is reported once."""
-        result = run_job(
-            kafka_cluster, topic_factory(partitions=6, replication_factor=1), action, "--messages", "2000",
-            *PATHS[path],
-        )
+        result = run_job(kafka_cluster, topic_factory(partitions=6, replication_factor=1), action, "--messages", "2000")
         assert_every_message_once(result)
         assert result["nested"][action] == 2000
 
     def test_a_callback_that_asks_len_or_raises(
-        self, kafka_cluster: LocalCluster, topic_factory: Any, path: str
+        self, kafka_cluster: LocalCluster, topic_factory: Any
     ) -> None:
         """len() works inside a callback; a raising callback's exception surfaces from poll(), and the other
         messages are still reported once."""
         topic = topic_factory(partitions=6, replication_factor=1)
-        assert_every_message_once(run_job(kafka_cluster, topic, "len", "--messages", "2000", *PATHS[path]))
+        assert_every_message_once(run_job(kafka_cluster, topic, "len", "--messages", "2000"))
         topic = topic_factory(partitions=6, replication_factor=1)
-        result = run_job(kafka_cluster, topic, "raise", "--messages", "2000", *PATHS[path])
+        result = run_job(kafka_cluster, topic, "raise", "--messages", "2000")
         assert_every_message_once(result)
         # 40 callbacks raised; each poll surfaces one exception (confluent-kafka keeps the first of a batch), so
         # several in one poll surface as one, as with the plain client
@@ -83,15 +78,14 @@ class TestPlainClientAgrees:
         assert_every_message_once(result)
 
 
-@pytest.mark.parametrize("path", sorted(PATHS))
 def test_stress_threads_mutes_and_reentrant_callbacks(
-    kafka_cluster: LocalCluster, topic_factory: Any, path: str
+    kafka_cluster: LocalCluster, topic_factory: Any
 ) -> None:
     """Four producing threads (keyed and unkeyed), two polling threads, partitions muted and unmuted by hand every
     50 ms, callbacks that sometimes produce and sometimes raise: produced == reports, none twice, none lost, none
     written twice."""
     topic = topic_factory(partitions=6, replication_factor=1)
-    result = run_job(kafka_cluster, topic, "stress", "--messages", "3000", *PATHS[path])
-    print(f"stress {path}: {result}")
+    result = run_job(kafka_cluster, topic, "stress", "--messages", "3000")
+    print(f"stress: {result}")
     assert_every_message_once(result)
     assert result["produced"] >= 12_000 and result["failed"] == 0

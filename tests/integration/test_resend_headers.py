@@ -4,19 +4,17 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
 from _helpers import consume_all, wait_for
 
 from mutepro import MuteProducer
 from mutepro.cluster.launcher import LocalCluster
 
 
-@pytest.mark.parametrize("accelerate", [True, False], ids=["c-fastpath", "pure-python"])
-def test_rescued_messages_keep_their_headers(kafka_cluster: LocalCluster, topic_factory: Any, accelerate: bool) -> None:
+def test_rescued_messages_keep_their_headers(kafka_cluster: LocalCluster, topic_factory: Any) -> None:
     """300 messages with headers wait in librdkafka (linger.ms 3 s); their partition is muted by hand, so they are
     purged and re-sent elsewhere: every one is written once, with its own headers plus x-mutepro-rescued-from."""
     topic = topic_factory(partitions=6, replication_factor=1)
-    producer = MuteProducer(kafka_cluster.client_config(**{"linger.ms": 3000}), accelerate=accelerate)
+    producer = MuteProducer(kafka_cluster.client_config(**{"linger.ms": 3000}))
     producer.produce(topic, value=b"warm")
     assert producer.flush(30) == 0
     assert wait_for(lambda: producer.mute_manager.snapshot(topic) is not None, 30, step=lambda: producer.poll(0.1))

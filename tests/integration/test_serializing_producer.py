@@ -22,7 +22,7 @@ from confluent_kafka.serialization import MessageField, SerializationContext, St
 from mutepro.cluster.launcher import LocalCluster
 from mutepro.producer import MuteSerializingProducer
 
-pytestmark = [pytest.mark.integration, pytest.mark.usefixtures("producer_path")]
+pytestmark = pytest.mark.integration
 
 fastavro = pytest.importorskip("fastavro", reason="Avro needs fastavro: pip install -e '.[schema-registry]'")
 

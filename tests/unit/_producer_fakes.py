@@ -6,21 +6,15 @@ import warnings
 from collections.abc import Iterator
 from typing import Any
 
-import pytest
 from confluent_kafka import KafkaError, Message
 
 from mutepro import MuteProducer
 from mutepro.policy.schema import TopicPolicy
-from mutepro.producer import accel
 from mutepro.testing.fakes import FakeClock, FakeInnerProducer
 
 TOPIC = "orders"
 PARTITIONS = 4
 CONF = {"bootstrap.servers": "127.0.0.1:1", "linger.ms": 5}
-PATHS = [
-    pytest.param(False, id="pure-python"),
-    pytest.param(True, id="c", marks=pytest.mark.skipif(not accel.available(), reason="C fast path not built")),
-]
 
 
 def topic_policy(**overrides: Any) -> TopicPolicy:
@@ -42,14 +36,14 @@ class Harness:
     """A MuteProducer on a fake inner producer and a fake clock, with its reports collected."""
 
     def __init__(
-        self, accelerate: bool, conf: dict[str, Any] | None = None, leaders: dict[int, int] | None = None,
+        self, conf: dict[str, Any] | None = None, leaders: dict[int, int] | None = None,
         clock: Any = None, **policy: Any,
     ) -> None:
         self.clock = clock if clock is not None else FakeClock()
         self.fake = FakeInnerProducer({TOPIC: PARTITIONS}, leader=leaders or 1)
         self.reports: list[tuple[int | None, Message]] = []
         self.producer = MuteProducer(
-            {**CONF, **(conf or {})}, policy=topic_policy(**policy), clock=self.clock, accelerate=accelerate,
+            {**CONF, **(conf or {})}, policy=topic_policy(**policy), clock=self.clock,
             _inner_factory=self.fake.factory, _threads=False,
         )
         assert not self.producer.wait_for_topic(TOPIC, 0)  # asks for the topic's metadata...

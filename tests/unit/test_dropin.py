@@ -2,9 +2,8 @@
 produce_batch validation, error strings, Ctrl-C inside callbacks, silence by default.
 
 Each behaviour here was found by running confluent-kafka-python's own producer tests against MuteProducer
-(``benchmarks/conformance.py``); these tests pin them so CI, which cannot fetch those tests, guards them. Every
-test runs on both paths (C fast path and pure Python). Where the real client's exact exception is the contract,
-the test asks the real client what it raises and compares.
+(``benchmarks/conformance.py``); these tests pin them so CI, which cannot fetch those tests, guards them. Where the
+real client's exact exception is the contract, the test asks the real client what it raises and compares.
 """
 
 from __future__ import annotations
@@ -29,9 +28,6 @@ from mutepro.errors import MuteproError
 from mutepro.producer import MuteProducer, MuteSerializingProducer, compat
 
 CLOSED = "Producer has been closed"
-
-
-pytestmark = pytest.mark.usefixtures("producer_path")  # every test on both paths (tests/conftest.py)
 
 
 @pytest.fixture
@@ -95,10 +91,10 @@ class TestConstruction:
             MuteProducer({"bootstrap.servers": nowhere, "partitioner": "murmur2"}, partitioner="murmur")
         assert exc.value.args[0].code() == KafkaError._INVALID_ARG  # the keyword won, and reached librdkafka
 
-    def test_logger_keyword_reaches_librdkafka(self, nowhere: str, producer_path: str) -> None:
+    def test_logger_keyword_reaches_librdkafka(self, nowhere: str) -> None:
         """Producer(conf, logger=...) hands librdkafka's log lines to that logger, as the real client does."""
         seen: list[logging.LogRecord] = []
-        logger = logging.getLogger(f"test_dropin.librdkafka.{producer_path}")
+        logger = logging.getLogger("test_dropin.librdkafka")
         logger.setLevel(logging.DEBUG)
         logger.addFilter(lambda record: seen.append(record) is None)
         p = MuteProducer({"bootstrap.servers": nowhere, "debug": "broker"}, logger=logger)
@@ -463,14 +459,12 @@ class TestPollZero:
 
 
 class TestLogging:
-    def test_silent_unless_the_application_configures_logging(self, producer_path: str, nowhere: str) -> None:
+    def test_silent_unless_the_application_configures_logging(self, nowhere: str) -> None:
         """With no logging configured, client errors print nothing (structlog's default would print to stdout)."""
         script = textwrap.dedent(
             f"""
             import time
-            from mutepro.producer import MuteProducer, accel
-            if {producer_path!r} == "python":
-                accel.fastpath = None
+            from mutepro.producer import MuteProducer
             errors = []
             p = MuteProducer({{"bootstrap.servers": "{nowhere}", "error_cb": errors.append, "log_level": 0}})
             deadline = time.monotonic() + 20

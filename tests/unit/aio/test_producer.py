@@ -23,7 +23,7 @@ from mutepro import MuteProducer
 from mutepro.aio import AIOProducer, AsyncSerializingProducer
 from mutepro.aio.batching import on_loop_of
 from mutepro.testing.fakes import FakeInnerProducer
-from tests.unit._producer_fakes import CONF, PARTITIONS, PATHS, TOPIC, Harness, keys_by_home, topic_policy
+from tests.unit._producer_fakes import CONF, PARTITIONS, TOPIC, Harness, keys_by_home, topic_policy
 
 RESCUE_HEADER = "x-mutepro-rescued-from"
 
@@ -47,23 +47,17 @@ async def _produce_all(p: AIOProducer, *messages: tuple[bytes, bytes | None]) ->
     return futures
 
 
-@pytest.fixture(params=PATHS)
-def accelerate(request: pytest.FixtureRequest) -> bool:
-    """Both MuteProducer paths: the pure-Python one and the C fast path (when built)."""
-    return bool(request.param)
-
-
 @pytest.fixture
-def harness(accelerate: bool) -> Iterator[Harness]:
-    h = Harness(accelerate, keyed_policy="reroute")
+def harness() -> Iterator[Harness]:
+    h = Harness(keyed_policy="reroute")
     yield h
     if not h.producer._closed:
         h.close()
 
 
 @pytest.fixture
-def holding(accelerate: bool) -> Iterator[Harness]:
-    h = Harness(accelerate, keyed_policy="hold")
+def holding() -> Iterator[Harness]:
+    h = Harness(keyed_policy="hold")
     yield h
     if not h.producer._closed:
         h.close()
@@ -155,8 +149,8 @@ class TestMutedPartitions:
             await future
         assert raised.value.args[0].code() == KafkaError._PURGE_QUEUE
 
-    async def test_keyed_policy_fail_fails_the_future_with_state(self, accelerate: bool) -> None:
-        h = Harness(accelerate, keyed_policy="fail")
+    async def test_keyed_policy_fail_fails_the_future_with_state(self) -> None:
+        h = Harness(keyed_policy="fail")
         key = _key_for(h, 0)
         h.producer.mute_manager.mute(TOPIC, 0)
         h.tick()

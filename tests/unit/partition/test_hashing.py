@@ -1,24 +1,22 @@
-"""Keyed partitioning equals librdkafka's for every ``partitioner`` value (mutepro.partition.hashing)."""
+"""Keyed partitioning equals librdkafka's for every ``partitioner`` value (mutepro.partition.hashing, over the C
+extension's hashes), checked on published vectors and against the reference model tests/reference/hashing.py and
+confluent-kafka's own helpers (librdkafka's code) on random keys."""
 
 from __future__ import annotations
 
 import random
+from typing import Any
 
 import confluent_kafka
 import pytest
 
 from mutepro.errors import ConfigError, MuteproError
-from mutepro.partition.hashing import (
-    PARTITIONERS,
-    _py_consistent,
-    _py_fnv1a,
-    _py_murmur2,
-    crc32_hash,
-    fnv1a_hash,
-    is_random_for,
-    key_partitioner,
-    murmur2_hash,
-)
+from mutepro.partition import hashing
+from mutepro.partition.hashing import PARTITIONERS, is_random_for, key_partitioner
+from tests.reference import hashing as reference
+
+#: the hashes under test: the library's (the C extension's) and the reference model they are checked against
+IMPLS = [pytest.param(hashing, id="c"), pytest.param(reference, id="reference")]
 
 
 def _int32(value: int) -> int:
@@ -45,8 +43,9 @@ HASHES_0048: dict[str, tuple[int, ...]] = {
 }
 
 
+@pytest.mark.parametrize("impl", IMPLS)
 class TestRawHashes:
-    """The pure-Python hashes reproduce the published Java and librdkafka vectors."""
+    """The C hashes and the reference model reproduce the published Java and librdkafka vectors."""
 
     @pytest.mark.parametrize(
         ("key", "expected"),
@@ -60,9 +59,9 @@ class TestRawHashes:
             (b"", 275646681),
         ],
     )
-    def test_murmur2_matches_java_utils_test(self, key: bytes, expected: int) -> None:
+    def test_murmur2_matches_java_utils_test(self, impl: Any, key: bytes, expected: int) -> None:
         """murmur2 equals Kafka's UtilsTest.testMurmur2 vectors (read as signed int32)."""
-        assert _int32(murmur2_hash(key)) == expected
+        assert _int32(impl.murmur2_hash(key)) == expected
 
     @pytest.mark.parametrize(
         ("key", "expected"),
@@ -79,9 +78,9 @@ class TestRawHashes:
             (b"AmbleWillBeRemoved,ThePrePartThatIs", 0x62B8B43F),
         ],
     )
-    def test_murmur2_matches_librdkafka_unittest(self, key: bytes, expected: int) -> None:
+    def test_murmur2_matches_librdkafka_unittest(self, impl: Any, key: bytes, expected: int) -> None:
         """murmur2 equals librdkafka's rdmurmur2.c unit-test vectors (all four alignments)."""
-        assert murmur2_hash(key) == expected
+        assert impl.murmur2_hash(key) == expected
 
     @pytest.mark.parametrize(
         ("key", "expected"),
@@ -96,20 +95,20 @@ class TestRawHashes:
             (b"", 0x7EE3623B),
         ],
     )
-    def test_fnv1a_matches_librdkafka_unittest(self, key: bytes, expected: int) -> None:
+    def test_fnv1a_matches_librdkafka_unittest(self, impl: Any, key: bytes, expected: int) -> None:
         """fnv1a equals librdkafka's rdfnv1a.c (Sarama-compatible) vectors."""
-        assert fnv1a_hash(key) == expected
+        assert impl.fnv1a_hash(key) == expected
 
-    def test_fnv1a_is_never_negative_as_int32(self) -> None:
+    def test_fnv1a_is_never_negative_as_int32(self, impl: Any) -> None:
         """fnv1a takes the absolute value like Sarama, so the top bit is only set for INT32_MIN."""
         rng = random.Random(7)
         for _ in range(500):
-            assert fnv1a_hash(rng.randbytes(rng.randrange(0, 24))) < 0x80000000
+            assert impl.fnv1a_hash(rng.randbytes(rng.randrange(0, 24))) < 0x80000000
 
     @pytest.mark.parametrize(("key", "expected"), [(b"", 0), (b"23456", 0xB1B451D7), (b"hejsan", 0xD077037E)])
-    def test_crc32_matches_librdkafka_0048(self, key: bytes, expected: int) -> None:
+    def test_crc32_matches_librdkafka_0048(self, impl: Any, key: bytes, expected: int) -> None:
         """crc32 equals the constants of librdkafka's 0048-partitioner test."""
-        assert crc32_hash(key) == expected
+        assert impl.crc32_hash(key) == expected
 
 
 class TestKeyPartitioner:
@@ -160,26 +159,41 @@ class TestKeyPartitioner:
         fn = key_partitioner("random")
         assert {fn(key, 9) for key in KEYS_0048} == {None}
 
-    @pytest.mark.parametrize(
-        ("name", "reference"),
-        [("consistent", _py_consistent), ("murmur2", _py_murmur2), ("fnv1a", _py_fnv1a)],
-    )
-    def test_c_helpers_equal_pure_python(self, name: str, reference: object) -> None:
-        """confluent_kafka's C helpers and the pure-Python hashes agree on random keys and counts."""
+    @pytest.mark.parametrize("name", PARTITIONERS)
+    def test_c_agrees_with_the_reference_model_on_random_keys(self, name: str) -> None:
+        """6,000 seeded random keys (bytes of 0-64, str, NULL, empty) and partition counts (1 to 2**31-1): the C
+        placement is the reference model's, for every partitioner setting."""
+        rng = random.Random(1234)
+        fn = key_partitioner(name)
+        keys: list[bytes | str | None] = [None, b"", ""]
+        keys += [rng.randbytes(rng.randrange(0, 65)) for _ in range(4_000)]
+        keys += ["".join(chr(rng.randrange(32, 0x3000)) for _ in range(rng.randrange(0, 12))) for _ in range(2_000)]
+        for key in keys:
+            count = rng.choice((1, 2, 3, 7, 12, 17, 100, rng.randrange(1, 1 << 31)))
+            assert fn(key, count) == reference.key_partition(name, key, count), (name, key, count)  # type: ignore[arg-type]
+
+    @pytest.mark.parametrize("hash_name", ["crc32_hash", "murmur2_hash", "fnv1a_hash"])
+    def test_raw_hashes_agree_with_the_reference_model(self, hash_name: str) -> None:
+        """The C raw hashes equal the reference model's on 5,000 seeded random keys of every length 0-255."""
+        rng = random.Random(99)
+        c, ref = getattr(hashing, hash_name), getattr(reference, hash_name)
+        for _ in range(5_000):
+            key = rng.randbytes(rng.randrange(0, 256))
+            assert c(key) == ref(key), key
+
+    @pytest.mark.parametrize("name", ["consistent", "murmur2", "fnv1a"])
+    def test_c_agrees_with_librdkafkas_own_helpers(self, name: str) -> None:
+        """confluent-kafka's helpers (librdkafka's rd_crc32/rd_murmur2/rd_fnv1a, since 2.13) place 3,000 random keys
+        where the C extension does: an oracle outside mutepro."""
+        helper = getattr(confluent_kafka, name, None)
+        if helper is None:
+            pytest.skip("confluent-kafka < 2.13 has no hash helpers")
         rng = random.Random(1234)
         fn = key_partitioner(name)
         for _ in range(3000):
             key = rng.randbytes(rng.randrange(0, 40))
             count = rng.randrange(1, 300)
-            assert fn(key, count) == reference(key, count)  # type: ignore[operator]
-
-    def test_uses_confluent_kafka_helpers_when_present(self) -> None:
-        """On confluent-kafka >= 2.13 the module-level helpers are the C ones (fast path)."""
-        from mutepro.partition import hashing
-
-        assert hashing._MURMUR2 is confluent_kafka.murmur2
-        assert hashing._CONSISTENT is confluent_kafka.consistent
-        assert hashing._FNV1A is confluent_kafka.fnv1a
+            assert fn(key, count) == helper(key, count)
 
     def test_str_and_bytearray_keys_hash_as_utf8_bytes(self) -> None:
         """str keys are hashed as UTF-8 (as confluent-kafka encodes them); bytearray like bytes."""

@@ -5,21 +5,20 @@ from __future__ import annotations
 import pytest
 from confluent_kafka import Producer
 
-from tests.unit._producer_fakes import PATHS, TOPIC, Harness
+from tests.unit._producer_fakes import TOPIC, Harness
 
 
-@pytest.mark.parametrize("accelerate", PATHS)
 class TestLikeThePlainClient:
-    def test_partition_none_is_a_type_error(self, accelerate: bool) -> None:
-        h = Harness(accelerate)
+    def test_partition_none_is_a_type_error(self) -> None:
+        h = Harness()
         with pytest.raises(TypeError, match="'NoneType' object cannot be interpreted as an integer"):
             h.producer.produce(TOPIC, b"v", partition=None)  # type: ignore[arg-type]
         assert h.fake.sent == []
         h.close()
 
     @pytest.mark.parametrize("call", ["poll", "flush"])
-    def test_a_none_timeout_is_a_type_error_not_forever(self, accelerate: bool, call: str) -> None:
-        h = Harness(accelerate)
+    def test_a_none_timeout_is_a_type_error_not_forever(self, call: str) -> None:
+        h = Harness()
         with pytest.raises(TypeError, match="must be real number, not NoneType"):
             getattr(h.producer, call)(None)
         h.close()
@@ -43,12 +42,11 @@ _CLOSE_ARGS: list[tuple[tuple[object, ...], dict[str, object]]] = [
 
 @pytest.mark.parametrize(("args", "kwargs"), _CLOSE_ARGS)
 class TestCloseArguments:
-    @pytest.mark.parametrize("accelerate", PATHS)
     def test_accepted_like_the_plain_client(
-        self, accelerate: bool, args: tuple[object, ...], kwargs: dict[str, object]
+        self, args: tuple[object, ...], kwargs: dict[str, object]
     ) -> None:
         """close(...) returns True whatever it is given, and the producer is closed afterwards."""
-        h = Harness(accelerate)
+        h = Harness()
         assert h.producer.close(*args, **kwargs) is True
         with pytest.raises(RuntimeError, match="Producer has been closed"):
             h.producer.produce(TOPIC, b"v")

@@ -9,15 +9,14 @@ from confluent_kafka import KafkaError
 from mutepro import MuteProducer
 from mutepro.producer.driver import _METADATA_REFRESH_S, METADATA_RETRY_S
 from mutepro.testing.fakes import FakeInnerProducer
-from tests.unit._producer_fakes import CONF, PARTITIONS, PATHS, TOPIC, Harness
+from tests.unit._producer_fakes import CONF, PARTITIONS, TOPIC, Harness
 
 
-@pytest.mark.parametrize("accelerate", PATHS)
 class TestDriver:
-    def test_metadata_is_loaded_for_a_topic_produced_to_before_it_was_known(self, accelerate: bool) -> None:
+    def test_metadata_is_loaded_for_a_topic_produced_to_before_it_was_known(self) -> None:
         """A message to an unknown topic is left to librdkafka's partitioner; the metadata round then loads the
         topic and later messages are placed by mutepro."""
-        h = Harness(accelerate)
+        h = Harness()
         h.fake.topics["fresh"] = 3
         h.producer.produce("fresh", b"x")
         assert h.fake.sent[-1].partition == -1 and h.producer.mute_manager.snapshot("fresh") is None
@@ -30,10 +29,10 @@ class TestDriver:
         assert 0 <= h.fake.sent[-1].partition < 3
         h.close()
 
-    def test_failures_reported_between_ticks_mute_the_partition_at_the_tick(self, accelerate: bool) -> None:
+    def test_failures_reported_between_ticks_mute_the_partition_at_the_tick(self) -> None:
         """Four failed deliveries (minimum_calls 4, 50 %) on a warm partition: muted by the next tick, and unkeyed
         traffic leaves it."""
-        h = Harness(accelerate)
+        h = Harness()
         h.warm()
         for i in range(4):
             h.producer.produce(TOPIC, f"{i}".encode(), partition=2)
@@ -47,9 +46,9 @@ class TestDriver:
         assert 2 not in {s.partition for s in h.fake.sent[-50:]}
         h.close()
 
-    def test_errors_of_the_message_are_not_held_against_the_partition(self, accelerate: bool) -> None:
+    def test_errors_of_the_message_are_not_held_against_the_partition(self) -> None:
         """MSG_SIZE_TOO_LARGE says nothing about the partition: reported, never a mute."""
-        h = Harness(accelerate)
+        h = Harness()
         h.warm()
         for i in range(PARTITIONS):
             h.producer.produce(TOPIC, f"{i}".encode(), partition=2)
@@ -62,7 +61,6 @@ class TestDriver:
 _STALL_RULE = {"failure_rate": {"enabled": False}, "slow_call": {"threshold_ms": 500}}
 
 
-@pytest.mark.parametrize("accelerate", PATHS)
 class TestFirstStall:
     def _stall(self, h: Harness, topic: str, partition: int) -> None:
         """Four messages to ``partition`` that never get a report, then ticks for 0.6 s (past the 0.5 s threshold)."""
@@ -71,17 +69,17 @@ class TestFirstStall:
         for _ in range(12):
             h.tick(0.05)
 
-    def test_a_stall_after_the_first_deliveries_is_judged_at_the_threshold(self, accelerate: bool) -> None:
+    def test_a_stall_after_the_first_deliveries_is_judged_at_the_threshold(self) -> None:
         """The first deliveries (not judged themselves) end the cold start: a stall right after is muted at 0.5 s."""
-        h = Harness(accelerate, **_STALL_RULE)
+        h = Harness(**_STALL_RULE)
         h.warm()
         self._stall(h, TOPIC, 2)
         assert h.producer.mute_manager.muted_partitions() == {TOPIC: [2]}
         h.close()
 
-    def test_deliveries_before_the_topic_was_tracked_end_the_cold_start(self, accelerate: bool) -> None:
+    def test_deliveries_before_the_topic_was_tracked_end_the_cold_start(self) -> None:
         """Messages delivered before the topic's metadata was loaded count as the partition's first deliveries."""
-        h = Harness(accelerate, **_STALL_RULE)
+        h = Harness(**_STALL_RULE)
         h.fake.topics["fresh"] = 3
         for p in range(3):
             h.producer.produce("fresh", b"early", partition=p)
@@ -93,11 +91,11 @@ class TestFirstStall:
         assert h.producer.mute_manager.muted_partitions() == {"fresh": [1]}
         h.close()
 
-    def test_a_cold_stall_whose_leader_delivers_other_partitions_waits_for_the_warm_up(self, accelerate: bool) -> None:
+    def test_a_cold_stall_whose_leader_delivers_other_partitions_waits_for_the_warm_up(self) -> None:
         """Right after its first deliveries a partition waits past the threshold while its leader keeps delivering
         another partition (a saturated start over many partitions): not muted at 0.6 s; still stuck after the
         5 s warm-up, it is."""
-        h = Harness(accelerate, leaders={0: 1, 1: 1, 2: 2, 3: 2}, **_STALL_RULE)
+        h = Harness(leaders={0: 1, 1: 1, 2: 2, 3: 2}, **_STALL_RULE)
         h.warm()
         for i in range(4):
             h.producer.produce(TOPIC, f"s{i}".encode(), partition=2)
@@ -115,9 +113,9 @@ class TestFirstStall:
         assert h.producer.mute_manager.muted_partitions() == {TOPIC: [2]}
         h.close()
 
-    def test_a_partition_that_never_delivered_keeps_its_cold_start(self, accelerate: bool) -> None:
+    def test_a_partition_that_never_delivered_keeps_its_cold_start(self) -> None:
         """Without any delivery the partition may still be waiting for its first connection: not muted at 0.6 s."""
-        h = Harness(accelerate, **_STALL_RULE)
+        h = Harness(**_STALL_RULE)
         self._stall(h, TOPIC, 2)
         assert h.producer.mute_manager.muted_partitions() == {}
         h.close()
@@ -128,7 +126,7 @@ class TestMetadataSchedule:
 
     def test_a_round_with_nothing_wanted_sleeps_until_the_refresh_is_due(self) -> None:
         """Just loaded, nothing wanted: the next round is a whole refresh interval away, then less as time passes."""
-        h = Harness(False)
+        h = Harness()
         assert h.producer._load_metadata(h.clock()) == pytest.approx(_METADATA_REFRESH_S)
         h.clock.advance(4.0)
         assert h.producer._load_metadata(h.clock()) == pytest.approx(_METADATA_REFRESH_S - 4.0)
@@ -136,14 +134,14 @@ class TestMetadataSchedule:
 
     def test_a_topic_still_unknown_is_looked_up_again_soon(self) -> None:
         """A send to a topic the cluster does not know yet: the round says retry in METADATA_RETRY_S."""
-        h = Harness(False)
+        h = Harness()
         h.producer.produce("not-yet", b"x")
         assert h.producer._load_metadata(h.clock()) == METADATA_RETRY_S
         h.close()
 
     def test_a_send_to_an_unknown_topic_wakes_the_thread(self) -> None:
         """want_metadata() sets the event the sleeping thread waits on, once per topic until it is loaded."""
-        h = Harness(False)
+        h = Harness()
         wanted = h.producer._core.metadata_wanted
         h.producer._load_metadata(h.clock())
         wanted.clear()

@@ -24,11 +24,8 @@ from mutepro.partition.snapshot import TopicSnapshot
 from mutepro.producer import accel
 from mutepro.producer.callbacks import CallbackQueue
 from mutepro.producer.message import EXPLICIT
-from mutepro.producer.rows import produce_rows
-from mutepro.producer.tracker import Counts, OutstandingTracker, TopicTally
+from mutepro.producer.tracker import OutstandingTracker
 
-if not accel.available():
-    pytest.skip("the C fast path is not built here, or MUTEPRO_PURE_PYTHON is set", allow_module_level=True)
 fp = accel.fastpath
 assert fp is not None
 
@@ -53,11 +50,12 @@ def _keys() -> list[Any]:
 class TestKeyPartition:
     @pytest.mark.parametrize("name", sorted(MODES))
     def test_matches_the_python_reference_for_every_partitioner(self, name: str) -> None:
-        """Every key (bytes, str, NULL, empty) lands where the librdkafka-exact Python partitioner puts it."""
-        ref = key_partitioner(name)
+        """Every key (bytes, str, NULL, empty) lands where the reference model (tests/reference/hashing.py) puts it."""
+        from tests.reference.hashing import key_partition  # here: a subprocess below imports this module alone
+
         for count in (1, 3, 12, 17, 100):
             for key in _keys():
-                expected = ref(key, count)
+                expected = key_partition(name, key, count)
                 got = fp.key_partition(MODES[name], key, count)
                 assert got == (-1 if expected is None else expected), (name, key, count)
 
@@ -107,14 +105,14 @@ class TestTally:
         assert t.slow_s == 2.0
 
 
-@pytest.fixture(params=["native", "python"])
-def tracker(request: pytest.FixtureRequest) -> OutstandingTracker:
-    return OutstandingTracker(1000, 1 << 20, native=request.param == "native")
+@pytest.fixture
+def tracker() -> OutstandingTracker:
+    return OutstandingTracker(1000, 1 << 20)
 
 
-class TestTrackerTwins:
-    def test_both_tallies_behave_alike(self, tracker: OutstandingTracker) -> None:
-        """The C-backed and the list-backed tally give the same counts, growth and checkpoints."""
+class TestTracker:
+    def test_tallies_count_grow_and_checkpoint(self, tracker: OutstandingTracker) -> None:
+        """The C-backed tally gives exact counts, growth and checkpoints."""
         tally = tracker.ensure("t", 2, slow_s=1.0)
         tally.sent[1] += 5
         tracker.sent_total += 5
@@ -123,24 +121,15 @@ class TestTrackerTwins:
         tracker.ensure("t", 4, slow_s=1.0)
         assert list(tally.sent) == [0, 5, 0, 0] and len(tally.checkpoints) == 4
         assert tracker.counts("t") == {0: 0, 1: 3, 2: 0, 3: 0} and tracker.total == 3
-        assert isinstance(tally, TopicTally) != tracker.native
 
-    def test_both_tallies_defer_probes_alike(self, tracker: OutstandingTracker) -> None:
-        """defer_probes keeps the snapshot and a time.monotonic() deadline in both; a negative wait is refused."""
+    def test_tallies_defer_probes(self, tracker: OutstandingTracker) -> None:
+        """defer_probes keeps the snapshot and a time.monotonic() deadline; a negative wait is refused."""
         tally = tracker.ensure("t", 2, slow_s=1.0)
         snap = object()
         tally.defer_probes(snap, 5.0)
         assert tally.probe_snap is snap and 4.0 < tally.probe_until - time.monotonic() <= 5.0
         with pytest.raises(ValueError, match="seconds"):
             tally.defer_probes(snap, -0.5)
-
-    def test_native_needs_the_extension(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        """Asking for native counters without the extension is a clear error."""
-        import mutepro.producer.tracker as tracker_module
-
-        monkeypatch.setattr(tracker_module, "fastpath", None)
-        with pytest.raises(RuntimeError, match="C extension"):
-            OutstandingTracker(10, 10, native=True)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -198,7 +187,7 @@ class Rig:
         linger_s: float = 60.0,
     ) -> None:
         self.inner = FakeInner()
-        self.tracker = OutstandingTracker(1000, 1 << 20, native=True)
+        self.tracker = OutstandingTracker(1000, 1 << 20)
         self.tally = self.tracker.ensure("t", 6, slow_s=0.5)
         for p in range(6):  # warm partitions: reports are judged by the C reporter
             self.tally.warm[p] = 0
@@ -463,6 +452,8 @@ class TestProduceRows:
     FIXED = ("x-mutepro-batch", b"q:3")
 
     def _both(self, rig_c: Rig, rig_py: Rig, *args: Any) -> tuple[int, int]:
+        from tests.reference.rows import produce_rows  # here: a subprocess below imports this module alone
+
         return (rig_c.fast.produce_rows(*args), produce_rows(rig_py.fast.produce, *args))
 
     @staticmethod
@@ -692,11 +683,10 @@ class TestReporter:
 
 
 class TestAccel:
-    def test_pure_python_counts_have_the_same_attributes(self) -> None:
-        """The Python Counts twin has every attribute of the C one."""
-        names = {"sent_total", "reported_total", "produced", "delivered", "buffer_errors"}
-        assert names <= set(dir(fp.Counts())) and names <= set(Counts.__slots__)
-        assert accel.available()
+    def test_counts_have_every_total(self) -> None:
+        """The C Counts carry every producer-wide total the metrics read."""
+        names = {"sent_total", "reported_total", "produced", "delivered", "buffer_errors", "rerouted"}
+        assert names <= set(dir(fp.Counts()))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -951,6 +941,17 @@ class TestSend:
         reporter(err, msg)
         assert [(kind, e.code()) for _, kind, e, _ in rig.reports] == [(8, err.code())]
         assert msg.headers() == [("x-mutepro-rescued-from", b"5")]
+
+    def test_a_probes_success_reaches_python_uncounted_by_c(self) -> None:
+        """A PROBE (kind 4) that succeeds goes to on_report with kind 4 (its breaker is answered there) and C
+        counts nothing for it; an EXPLICIT one (kind 1) is counted by the C reporter like a normal message."""
+        rig = Rig()
+        rig.fast.send("t", b"v", None, 2, None, 0, None, 4)
+        rig.inner.calls[-1][4](None, FakeMsg("t", 2))
+        assert [kind for _, kind, _, _ in rig.reports] == [4] and rig.tally.reported[2] == 0
+        rig.fast.send("t", b"v", None, 2, None, 0, None, 1)
+        rig.inner.calls[-1][4](None, FakeMsg("t", 2))
+        assert len(rig.reports) == 1 and rig.tally.reported[2] == 1
 
     def test_a_timestamp_beyond_a_c_long_is_passed_on_as_given(self) -> None:
         """A timestamp too large for a C long goes to the wrapped produce() unchanged (the long call), which

@@ -3,9 +3,7 @@ barrier, purged messages in front, probes from the head, re-sends after BufferEr
 
 from __future__ import annotations
 
-import pytest
-
-from tests.unit._producer_fakes import PATHS, TOPIC, Harness, keys_by_home
+from tests.unit._producer_fakes import TOPIC, Harness, keys_by_home
 
 IDEMPOTENT = {"enable.idempotence": True}  # no rescue purge: the pending messages stay where they are
 
@@ -14,9 +12,9 @@ def _key_for(h: Harness, home: int) -> bytes:
     return next(k for k, p in keys_by_home(h) if p == home)
 
 
-def _three_held_behind_muted(accelerate: bool, home: int) -> Harness:
+def _three_held_behind_muted(home: int) -> Harness:
     """keyed_policy hold, ``home`` muted by failures, and messages b"0", b"1", b"2" of one key held for it."""
-    h = Harness(accelerate, keyed_policy="hold")
+    h = Harness(keyed_policy="hold")
     key = _key_for(h, home)
     h.warm()
     h.trip(home)
@@ -27,11 +25,10 @@ def _three_held_behind_muted(accelerate: bool, home: int) -> Harness:
     return h
 
 
-@pytest.mark.parametrize("accelerate", PATHS)
 class TestHoldRelease:
-    def test_held_messages_are_released_in_produce_order(self, accelerate: bool) -> None:
+    def test_held_messages_are_released_in_produce_order(self) -> None:
         """Held while muted; after the unmute the next tick sends them home, oldest first."""
-        h = Harness(accelerate, keyed_policy="hold")
+        h = Harness(keyed_policy="hold")
         key = _key_for(h, 1)
         h.producer.mute_manager.mute(TOPIC, 1)
         h.tick()
@@ -46,9 +43,9 @@ class TestHoldRelease:
         assert h.producer.held() == 0 and h.producer.counters.released == 5
         h.close()
 
-    def test_new_messages_queue_behind_held_ones_after_the_unmute(self, accelerate: bool) -> None:
+    def test_new_messages_queue_behind_held_ones_after_the_unmute(self) -> None:
         """Unmuted but not yet released: a new message of the key is held behind the others, not sent first."""
-        h = Harness(accelerate, keyed_policy="hold")
+        h = Harness(keyed_policy="hold")
         key = _key_for(h, 1)
         h.producer.mute_manager.mute(TOPIC, 1)
         h.tick()
@@ -60,10 +57,10 @@ class TestHoldRelease:
         assert h.values(1) == [b"old", b"new"]
         h.close()
 
-    def test_no_release_while_older_messages_await_reports(self, accelerate: bool) -> None:
+    def test_no_release_while_older_messages_await_reports(self) -> None:
         """The order barrier: messages sent home before the mute have no report yet, so nothing held is
         released (librdkafka would retry them after the held ones); their reports open the way."""
-        h = Harness(accelerate, conf=IDEMPOTENT, keyed_policy="hold")
+        h = Harness(conf=IDEMPOTENT, keyed_policy="hold")
         key = _key_for(h, 1)
         h.produce(b"a", key)
         h.produce(b"b", key)
@@ -84,10 +81,10 @@ class TestHoldRelease:
         assert h.values(1) == [b"c", b"d"]
         h.close()
 
-    def test_purged_messages_go_in_front_of_the_hold(self, accelerate: bool) -> None:
+    def test_purged_messages_go_in_front_of_the_hold(self) -> None:
         """A rescue takes the home's queued messages back: they are older than anything held, so they are held
         in front and released first."""
-        h = Harness(accelerate, keyed_policy="hold")
+        h = Harness(keyed_policy="hold")
         key = _key_for(h, 1)
         h.produce(b"a", key)
         h.produce(b"b", key)
@@ -100,9 +97,9 @@ class TestHoldRelease:
         assert h.values(1) == [b"a", b"b", b"c"]
         h.close()
 
-    def test_a_half_open_home_gets_the_head_of_its_hold_as_the_probe(self, accelerate: bool) -> None:
+    def test_a_half_open_home_gets_the_head_of_its_hold_as_the_probe(self) -> None:
         """Half-open: exactly one held message -- the oldest -- goes home as the probe; the rest wait for it."""
-        h = _three_held_behind_muted(accelerate, 1)
+        h = _three_held_behind_muted(1)
         h.tick(1.5)  # half-open: the head goes as the probe
         assert h.values(1) == [b"0"] and h.producer.counters.probes == 1
         h.tick()
@@ -114,10 +111,10 @@ class TestHoldRelease:
         assert [s.value for s in h.fake.sent if s.partition == 1][-3:] == [b"0", b"1", b"2"]
         h.close()
 
-    def test_a_probe_release_that_meets_a_full_queue_is_tried_again(self, accelerate: bool) -> None:
+    def test_a_probe_release_that_meets_a_full_queue_is_tried_again(self) -> None:
         """The held head released as the probe meets a full queue: it stays held, the probe slot comes back, and
         the next tick with room sends it."""
-        h = _three_held_behind_muted(accelerate, 1)
+        h = _three_held_behind_muted(1)
         h.fake.capacity = len(h.fake.pending)
         h.tick(1.5)  # half-open: the probe is granted, its send does not fit
         assert h.values(1) == [] and h.producer.counters.probes == 0
@@ -127,11 +124,10 @@ class TestHoldRelease:
         h.close()
 
 
-@pytest.mark.parametrize("accelerate", PATHS)
-def test_a_resend_that_meets_a_full_queue_is_retried_on_the_next_tick(accelerate: bool) -> None:
+def test_a_resend_that_meets_a_full_queue_is_retried_on_the_next_tick() -> None:
     """Rescue re-sends that hit BufferError wait in the re-send queue (counted by len()) and go out, in order,
     once librdkafka has room."""
-    h = Harness(accelerate)
+    h = Harness()
     for i in range(6):
         h.producer.produce(TOPIC, f"{i}".encode(), partition=2, on_delivery=h.callback)
     h.producer.produce(TOPIC, b"stuck", partition=3)  # the muted partition holds something: a rescue is due

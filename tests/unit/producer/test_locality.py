@@ -14,7 +14,7 @@ from mutepro import MuteProducer
 from mutepro.errors import ConfigError
 from mutepro.producer.locality import AdminRackSource, LocalityMeter
 from mutepro.testing.fakes import FakeClock, FakeInnerProducer
-from tests.unit._producer_fakes import PATHS, topic_policy
+from tests.unit._producer_fakes import topic_policy
 
 TOPIC = "clicks"
 LEADERS = {p: p % 3 + 1 for p in range(12)}  # brokers 1, 2, 3 in turn
@@ -39,13 +39,13 @@ class FakeRacks:
 
 
 def build(
-    accelerate: bool, conf: dict[str, Any] | None = None, racks: Mapping[int, str] | None = RACKS, **policy: Any
+    conf: dict[str, Any] | None = None, racks: Mapping[int, str] | None = RACKS, **policy: Any
 ) -> tuple[MuteProducer, FakeInnerProducer, FakeClock]:
     clock = FakeClock()
     fake = FakeInnerProducer({TOPIC: 12}, leader=LEADERS)
     producer = MuteProducer(
         {**CONF, "client.rack": "rack-a", "partitioner.rack.aware": True, **(conf or {})},
-        policy=topic_policy(**policy), clock=clock, accelerate=accelerate, _inner_factory=fake.factory,
+        policy=topic_policy(**policy), clock=clock, _inner_factory=fake.factory,
         _threads=False, _rack_source=FakeRacks(racks),
     )
     producer.wait_for_topic(TOPIC, 0)
@@ -64,17 +64,16 @@ def partitions_of(fake: FakeInnerProducer, since: int = 0) -> Counter[int]:
     return Counter(s.partition for s in fake.sent[since:])
 
 
-@pytest.mark.parametrize("accelerate", PATHS)
 class TestRouting:
-    def test_unkeyed_messages_stay_in_the_producers_rack(self, accelerate: bool) -> None:
-        producer, fake, _ = build(accelerate)
+    def test_unkeyed_messages_stay_in_the_producers_rack(self) -> None:
+        producer, fake, _ = build()
         for _ in range(400):
             producer.produce(TOPIC, b"v" * 100)
         assert set(partitions_of(fake)) == LOCAL
         done((producer, fake))
 
-    def test_muted_local_leaders_send_traffic_to_the_other_racks_and_back(self, accelerate: bool) -> None:
-        producer, fake, _ = build(accelerate)
+    def test_muted_local_leaders_send_traffic_to_the_other_racks_and_back(self) -> None:
+        producer, fake, _ = build()
         for p in LOCAL:
             producer.mute_manager.mute(TOPIC, p)
         for _ in range(400):
@@ -89,9 +88,9 @@ class TestRouting:
         assert set(partitions_of(fake, mark)) == LOCAL - {3}
         done((producer, fake))
 
-    def test_keyed_messages_and_explicit_partitions_are_not_affected(self, accelerate: bool) -> None:
-        producer, fake, _ = build(accelerate)
-        plain, plain_fake, _ = build(accelerate, conf={"partitioner.rack.aware": False})
+    def test_keyed_messages_and_explicit_partitions_are_not_affected(self) -> None:
+        producer, fake, _ = build()
+        plain, plain_fake, _ = build(conf={"partitioner.rack.aware": False})
         for i in range(200):
             producer.produce(TOPIC, b"v", f"k{i}".encode())
             plain.produce(TOPIC, b"v", f"k{i}".encode())
@@ -101,24 +100,24 @@ class TestRouting:
         assert set(partitions_of(fake)) - LOCAL  # keys did land on the other racks' partitions
         done((producer, fake), (plain, plain_fake))
 
-    def test_until_the_racks_are_known_every_partition_takes_traffic(self, accelerate: bool) -> None:
-        producer, fake, _ = build(accelerate, racks=None)
+    def test_until_the_racks_are_known_every_partition_takes_traffic(self) -> None:
+        producer, fake, _ = build(racks=None)
         for _ in range(600):
             producer.produce(TOPIC, b"v")
         assert set(partitions_of(fake)) == set(range(12))
         assert producer.mute_manager.local_partitions(TOPIC) == frozenset()  # on, and no leader known to be local
         done((producer, fake))
 
-    def test_a_leader_moving_into_the_rack_makes_its_partition_local(self, accelerate: bool) -> None:
-        producer, fake, _ = build(accelerate)
+    def test_a_leader_moving_into_the_rack_makes_its_partition_local(self) -> None:
+        producer, fake, _ = build()
         producer.mute_manager.update_leaders(TOPIC, {1: 1})  # partition 1: broker 2 -> broker 1 (rack-a)
         for _ in range(600):
             producer.produce(TOPIC, b"v")
         assert set(partitions_of(fake)) == LOCAL | {1}
         done((producer, fake))
 
-    def test_the_figure_splits_bytes_by_rack(self, accelerate: bool) -> None:
-        producer, fake, clock = build(accelerate)
+    def test_the_figure_splits_bytes_by_rack(self) -> None:
+        producer, fake, clock = build()
         for _ in range(50):
             producer.produce(TOPIC, b"v" * 10)
         producer.produce(TOPIC, b"w" * 7, partition=1)  # remote: broker 2
@@ -162,9 +161,8 @@ class TestSettings:
                 _threads=False,
             )
 
-    @pytest.mark.parametrize("accelerate", PATHS)
-    def test_the_policy_setting_turns_it_on_per_topic(self, accelerate: bool) -> None:
-        producer, fake, _ = build(accelerate, conf={"partitioner.rack.aware": False}, partitioner={"rack_aware": True})
+    def test_the_policy_setting_turns_it_on_per_topic(self) -> None:
+        producer, fake, _ = build(conf={"partitioner.rack.aware": False}, partitioner={"rack_aware": True})
         for _ in range(400):
             producer.produce(TOPIC, b"v")
         assert set(partitions_of(fake)) == LOCAL

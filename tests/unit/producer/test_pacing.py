@@ -14,7 +14,7 @@ from mutepro.mute.store import MemoryStore
 from mutepro.producer import driver as driver_module
 from mutepro.producer.pacing import IDLE_ROUND_S, Pacer, release
 from mutepro.testing.fakes import FakeInnerProducer
-from tests.unit._producer_fakes import CONF, PATHS, TOPIC, Harness
+from tests.unit._producer_fakes import CONF, TOPIC, Harness
 
 
 def _opened(pacer: Pacer) -> bool:
@@ -36,12 +36,11 @@ class TestPacer:
         assert _opened(pacer) and not _opened(pacer)
 
 
-@pytest.mark.parametrize("accelerate", PATHS)
 class TestDriverIdle:
-    def _quiet(self, accelerate: bool) -> Harness:
+    def _quiet(self) -> Harness:
         """A warm producer after a round that found nothing new (on the C path the driver serves the warm-up
         reports one round later: it leaves serving to an application that polled since its previous round)."""
-        h = Harness(accelerate)
+        h = Harness()
         h.warm()
         for _ in range(3):
             h.tick()
@@ -49,15 +48,15 @@ class TestDriverIdle:
                 return h
         raise AssertionError("three rounds after the warm-up, the driver still found something new")
 
-    def test_a_round_that_found_nothing_new_with_nothing_outstanding_is_idle(self, accelerate: bool) -> None:
-        h = self._quiet(accelerate)
+    def test_a_round_that_found_nothing_new_with_nothing_outstanding_is_idle(self) -> None:
+        h = self._quiet()
         driver = h.producer._driver_part
         assert driver.quiet and driver.idle()
         h.close()
 
-    def test_the_round_after_a_delivery_is_not_idle(self, accelerate: bool) -> None:
+    def test_the_round_after_a_delivery_is_not_idle(self) -> None:
         """A round that drained new reports is not quiet: the driver parks only after a round judged them."""
-        h = self._quiet(accelerate)
+        h = self._quiet()
         h.produce(b"v")
         h.fake.deliver(TOPIC)
         h.producer.poll(0)
@@ -68,9 +67,9 @@ class TestDriverIdle:
         assert driver.idle()
         h.close()
 
-    def test_a_message_outstanding_keeps_the_driver_ticking(self, accelerate: bool) -> None:
+    def test_a_message_outstanding_keeps_the_driver_ticking(self) -> None:
         """Its age is judged round by round (the tracker dates it by the rounds)."""
-        h = self._quiet(accelerate)
+        h = self._quiet()
         h.produce(b"v")
         h.tick()
         h.tick()
@@ -78,9 +77,9 @@ class TestDriverIdle:
         assert driver.quiet and not driver.idle()
         h.close()
 
-    def test_a_muted_partition_keeps_the_driver_ticking(self, accelerate: bool) -> None:
+    def test_a_muted_partition_keeps_the_driver_ticking(self) -> None:
         """Its breaker's retry timer and probes run on the rounds."""
-        h = self._quiet(accelerate)
+        h = self._quiet()
         h.producer.mute_manager.mute(TOPIC, 1)
         h.tick()
         h.tick()
@@ -88,16 +87,16 @@ class TestDriverIdle:
         assert driver.quiet and not driver.idle()
         h.close()
 
-    def test_a_send_before_the_idle_check_is_seen_by_it(self, accelerate: bool) -> None:
-        h = self._quiet(accelerate)
+    def test_a_send_before_the_idle_check_is_seen_by_it(self) -> None:
+        h = self._quiet()
         h.produce(b"v")
         h.producer._pacer.park()
         assert not h.producer._driver_part.idle()
         h.close()
 
-    def test_the_first_send_after_parking_wakes_the_driver(self, accelerate: bool) -> None:
+    def test_the_first_send_after_parking_wakes_the_driver(self) -> None:
         """On either path (the C fast path's produce() calls on_send; the Python one reads Pacer.parked)."""
-        h = self._quiet(accelerate)
+        h = self._quiet()
         pacer = h.producer._pacer
         pacer.park()
         assert h.producer._driver_part.idle() and not _opened(pacer)
@@ -107,18 +106,18 @@ class TestDriverIdle:
             assert h.producer._fast.on_send is None  # one-shot
         h.close()
 
-    def test_an_explicit_partition_send_wakes_the_parked_driver(self, accelerate: bool) -> None:
+    def test_an_explicit_partition_send_wakes_the_parked_driver(self) -> None:
         """The Python path's sends (Core.send) wake it too."""
-        h = self._quiet(accelerate)
+        h = self._quiet()
         pacer = h.producer._pacer
         pacer.park()
         h.produce(b"v", partition=2)
         assert _opened(pacer)
         h.close()
 
-    def test_a_mute_by_hand_wakes_the_parked_driver(self, accelerate: bool) -> None:
+    def test_a_mute_by_hand_wakes_the_parked_driver(self) -> None:
         """Its rescue is scheduled by the next round."""
-        h = self._quiet(accelerate)
+        h = self._quiet()
         pacer = h.producer._pacer
         pacer.park()
         h.producer.mute_manager.mute(TOPIC, 1)
@@ -143,9 +142,8 @@ class TestIdleRounds:
         p.close(0)
 
 
-@pytest.mark.parametrize("accelerate", PATHS)
 def test_a_parked_driver_thread_runs_a_round_for_the_first_send(
-    accelerate: bool, monkeypatch: pytest.MonkeyPatch
+    monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """With its threads running: the driver parks (nothing to judge), sleeps (a private store: no idle rounds), and
     the first send brings a round."""
@@ -158,7 +156,7 @@ def test_a_parked_driver_thread_runs_a_round_for_the_first_send(
 
     monkeypatch.setattr(driver_module.Driver, "tick", counted)
     fake = FakeInnerProducer({TOPIC: 4})
-    p = MuteProducer(CONF, _inner_factory=fake.factory, accelerate=accelerate)
+    p = MuteProducer(CONF, _inner_factory=fake.factory)
     try:
         assert p.wait_for_topic(TOPIC, 20)
         assert _until(lambda: p._pacer.parked, p)

@@ -15,8 +15,7 @@ CONF = {"bootstrap.servers": "127.0.0.1:1", "message.timeout.ms": 60_000, "log_l
 
 @pytest.mark.parametrize("make", [
     pytest.param(lambda: Producer(CONF), id="plain"),
-    pytest.param(lambda: MuteProducer(CONF, accelerate=False), id="pure-python"),
-    pytest.param(lambda: MuteProducer(CONF), id="default-path"),
+    pytest.param(lambda: MuteProducer(CONF), id="mutepro"),
 ])
 def test_purge_reports_every_message_purged_at_once(make: Any) -> None:
     """produce(); purge(); flush(): all 20 reports say _PURGE_QUEUE and flush() returns 0 right away (no message
@@ -53,13 +52,12 @@ class TestBadInputAtConstruction:
             MuteProducer(CONF, tick_interval_s=tick)
 
 
-@pytest.mark.parametrize("accelerate", [True, False], ids=["default-path", "pure-python"])
-def test_negative_partition_gets_the_plain_clients_outcome(accelerate: bool) -> None:
+def test_negative_partition_gets_the_plain_clients_outcome() -> None:
     """partition=-2 is handed to librdkafka as given (not placed on some partition): the same final error as the
     plain client's for the same message."""
     conf = {**CONF, "message.timeout.ms": 1500}
     outcomes = []
-    for producer in (Producer(conf), MuteProducer(conf, accelerate=accelerate and None)):
+    for producer in (Producer(conf), MuteProducer(conf)):
         got: list[Any] = []
         producer.produce("orders", value=b"v", partition=-2, on_delivery=lambda err, msg, got=got: got.append(
             (err.code() if err else None, msg.partition())))

@@ -11,7 +11,7 @@ from mutepro.partition.snapshot import TopicSnapshot
 from mutepro.policy.schema import KeyedPolicy
 from mutepro.producer.message import NORMAL, PROBE
 from mutepro.producer.routing import Action, Decision, decide_keyed
-from tests.unit._producer_fakes import PARTITIONS, PATHS, TOPIC, Harness, keys_by_home
+from tests.unit._producer_fakes import PARTITIONS, TOPIC, Harness, keys_by_home
 
 
 def _snap(muted: set[int]) -> TopicSnapshot:
@@ -89,19 +89,18 @@ class TestDecideKeyed:
         assert _decide(KeyedPolicy.REROUTE, probing=frozenset({1}), grant=False).partition != 1
 
 
-@pytest.mark.parametrize("accelerate", PATHS)
 class TestProducerRouting:
-    def test_healthy_keyed_messages_go_home(self, accelerate: bool) -> None:
+    def test_healthy_keyed_messages_go_home(self) -> None:
         """Nothing muted: each key lands on its home partition."""
-        h = Harness(accelerate)
+        h = Harness()
         for key, home in keys_by_home(h, 16):
             h.produce(b"v", key)
             assert h.fake.sent[-1].partition == home
         h.close()
 
-    def test_unkeyed_messages_avoid_a_muted_partition(self, accelerate: bool) -> None:
+    def test_unkeyed_messages_avoid_a_muted_partition(self) -> None:
         """Unkeyed messages never go to a muted partition."""
-        h = Harness(accelerate)
+        h = Harness()
         h.producer.mute_manager.mute(TOPIC, 2)
         for i in range(200):
             h.produce(f"u{i}".encode())
@@ -109,9 +108,9 @@ class TestProducerRouting:
         h.close()
 
     @pytest.mark.parametrize("policy", list(KeyedPolicy))
-    def test_keyed_policy_for_a_muted_home(self, accelerate: bool, policy: KeyedPolicy) -> None:
+    def test_keyed_policy_for_a_muted_home(self, policy: KeyedPolicy) -> None:
         """A key whose home is muted: rerouted, held, failed or sent home, as keyed_policy says."""
-        h = Harness(accelerate, keyed_policy=policy)
+        h = Harness(keyed_policy=policy)
         h.producer.mute_manager.mute(TOPIC, 1)
         key = next(k for k, home in keys_by_home(h) if home == 1)
         h.produce(b"v", key)
@@ -128,9 +127,9 @@ class TestProducerRouting:
             assert sent == [1]
         h.close()
 
-    def test_rerouted_keys_keep_their_fallback_and_are_all_counted(self, accelerate: bool) -> None:
+    def test_rerouted_keys_keep_their_fallback_and_are_all_counted(self) -> None:
         """Every message of a muted home's key goes to the key's one fallback; all counted, all in the tick's event."""
-        h = Harness(accelerate)
+        h = Harness()
         h.producer.mute_manager.mute(TOPIC, 1)
         keys = [k for k, home in keys_by_home(h) if home == 1][:3]
         snap = h.producer._snapshots[TOPIC]
@@ -148,10 +147,10 @@ class TestProducerRouting:
         assert h.producer._core.reroutes == {}
         h.close()
 
-    def test_the_c_path_takes_a_rerouted_key_after_its_first_message(self, accelerate: bool) -> None:
+    def test_the_c_path_takes_a_rerouted_key_after_its_first_message(self) -> None:
         """With the C fast path, only a key's first rerouted message (per snapshot) asks Python; keys go home
         once their partition is unmuted."""
-        h = Harness(accelerate)
+        h = Harness()
         h.producer.mute_manager.mute(TOPIC, 1)
         key = next(k for k, home in keys_by_home(h) if home == 1)
         fast = h.producer._fast
@@ -166,9 +165,9 @@ class TestProducerRouting:
         assert h.fake.sent[-1].partition == 1
         h.close()
 
-    def test_a_full_hold_queue_raises_buffer_error(self, accelerate: bool) -> None:
+    def test_a_full_hold_queue_raises_buffer_error(self) -> None:
         """hold.max_messages reached: BufferError naming the setting, counted as a buffer error."""
-        h = Harness(accelerate, keyed_policy="hold", hold={"max_messages": 2})
+        h = Harness(keyed_policy="hold", hold={"max_messages": 2})
         h.producer.mute_manager.mute(TOPIC, 1)
         key = next(k for k, home in keys_by_home(h) if home == 1)
         h.produce(b"1", key)
@@ -178,10 +177,10 @@ class TestProducerRouting:
         assert h.producer.counters.buffer_errors == 1 and h.producer.held() == 2
         h.close()
 
-    def test_a_half_open_partition_gets_one_probe(self, accelerate: bool) -> None:
+    def test_a_half_open_partition_gets_one_probe(self) -> None:
         """After the retry interval a detected mute turns half-open: the next unkeyed message is its probe, the
         one after goes elsewhere (one probe slot)."""
-        h = Harness(accelerate)
+        h = Harness()
         h.warm()
         h.trip(2)
         h.fake.deliver()

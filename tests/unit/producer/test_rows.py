@@ -1,4 +1,5 @@
-"""The sink's many-rows loop in Python (mutepro.producer.rows), the twin of FastPath.produce_rows."""
+"""The reference model of the sink's many-rows loop (tests/reference/rows.py), which the C FastPath.produce_rows is
+checked against (tests/unit/producer/test_fastpath.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from mutepro.producer.rows import produce_rows
+from tests.reference.rows import produce_rows
 
 FIXED = ("x-mutepro-batch", b"q:1")
 

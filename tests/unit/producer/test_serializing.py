@@ -15,10 +15,8 @@ from confluent_kafka.error import KeySerializationError, ValueSerializationError
 from confluent_kafka.serialization import MessageField, SerializationContext, StringSerializer
 
 from mutepro import MuteSerializingProducer
-from mutepro.producer import accel
-from mutepro.producer.producer import MuteProducer
 from mutepro.testing.fakes import FakeClock, FakeInnerProducer
-from tests.unit._producer_fakes import CONF, PARTITIONS, PATHS, TOPIC, Harness, keys_by_home, topic_policy
+from tests.unit._producer_fakes import CONF, PARTITIONS, TOPIC, Harness, keys_by_home, topic_policy
 
 RESCUE_HEADER = "x-mutepro-rescued-from"
 _NOTHING = object()  # equal to no object a test serializes
@@ -68,7 +66,7 @@ class SerializingHarness(Harness):
     """:class:`Harness` (fake inner producer, fake clock, no threads) around a MuteSerializingProducer; the key
     and value serializers are Recorders unless ``conf`` names others."""
 
-    def __init__(self, accelerate: bool, conf: dict[str, Any] | None = None, **policy: Any) -> None:
+    def __init__(self, conf: dict[str, Any] | None = None, **policy: Any) -> None:
         self.clock = FakeClock()
         self.fake = FakeInnerProducer({TOPIC: PARTITIONS})
         self.reports: list[tuple[int | None, Message]] = []
@@ -76,7 +74,7 @@ class SerializingHarness(Harness):
         self.vals = Recorder("v:")
         self.conf = {**CONF, "key.serializer": self.keys, "value.serializer": self.vals, **(conf or {})}
         self.producer: MuteSerializingProducer = MuteSerializingProducer(
-            self.conf, policy=topic_policy(**policy), clock=self.clock, accelerate=accelerate,
+            self.conf, policy=topic_policy(**policy), clock=self.clock,
             _inner_factory=self.fake.factory, _threads=False,
         )
         assert not self.producer.wait_for_topic(TOPIC, 0)  # asks for the topic's metadata...
@@ -103,12 +101,11 @@ def _offline(**conf: Any) -> dict[str, Any]:
     return {**CONF, **conf}
 
 
-@pytest.mark.parametrize("accelerate", PATHS)
 class TestSerialization:
-    def test_each_serializer_gets_its_field_the_topic_and_the_headers(self, accelerate: bool) -> None:
+    def test_each_serializer_gets_its_field_the_topic_and_the_headers(self) -> None:
         """Key then value, each with SerializationContext(topic, KEY / VALUE, headers); librdkafka gets the bytes,
         the headers, timestamp and partition unchanged."""
-        h = SerializingHarness(accelerate)
+        h = SerializingHarness()
         headers = [("h", b"1")]
         h.producer.produce(TOPIC, key="a", value="b", partition=2, timestamp=1234, headers=headers)
         assert h.keys.calls == [("a", TOPIC, MessageField.KEY, headers)]
@@ -118,7 +115,7 @@ class TestSerialization:
         assert sent.headers == headers
         h.close()
 
-    def test_headers_a_serializer_adds_go_with_the_message(self, accelerate: bool) -> None:
+    def test_headers_a_serializer_adds_go_with_the_message(self) -> None:
         """Schema ids in headers (confluent's header_schema_id_serializer appends to ctx.headers): the list the
         serializers saw is the one produced (as with SerializingProducer)."""
 
@@ -126,50 +123,49 @@ class TestSerialization:
             ctx.headers.append(("__value_schema_id", b"\x01"))
             return str(obj).encode()
 
-        h = SerializingHarness(accelerate, conf={"value.serializer": with_schema_header})
+        h = SerializingHarness(conf={"value.serializer": with_schema_header})
         h.producer.produce(TOPIC, key="k", value="v", partition=2, headers=[("app", b"1")])
         assert h.fake.sent[0].headers == [("app", b"1"), ("__value_schema_id", b"\x01")]
         h.close()
 
-    def test_key_before_value_positionally_as_serializing_producer(self, accelerate: bool) -> None:
+    def test_key_before_value_positionally_as_serializing_producer(self) -> None:
         """produce(topic, key, value, partition, on_delivery, timestamp, headers): SerializingProducer's order."""
-        h = SerializingHarness(accelerate)
+        h = SerializingHarness()
         h.producer.produce(TOPIC, "K", "V", 1, h.callback, 99, None)
         assert [(s.key, s.value, s.partition, s.timestamp) for s in h.fake.sent] == [(b"k:K", b"v:V", 1, 99)]
         h.fake.deliver()
         assert h.producer.flush(1) == 0 and [c for c, _ in h.reports] == [None]
         h.close()
 
-    def test_without_a_serializer_the_object_goes_as_it_is(self, accelerate: bool) -> None:
+    def test_without_a_serializer_the_object_goes_as_it_is(self) -> None:
         """No key.serializer: the key is handed on untouched (bytes or str, as SerializingProducer does)."""
-        h = SerializingHarness(accelerate, conf={"key.serializer": None})
+        h = SerializingHarness(conf={"key.serializer": None})
         h.producer.produce(TOPIC, key=b"raw", value="x", partition=0)
         h.producer.produce(TOPIC, key="text", value="y", partition=0)
         assert [(s.key, s.value) for s in h.fake.sent] == [(b"raw", b"v:x"), ("text", b"v:y")]
         assert h.keys.calls == []
         h.close()
 
-    def test_none_objects_are_serialized_too(self, accelerate: bool) -> None:
+    def test_none_objects_are_serialized_too(self) -> None:
         """Serializers see None (a tombstone's value), as with SerializingProducer, and decide what it becomes."""
-        h = SerializingHarness(accelerate)
+        h = SerializingHarness()
         h.producer.produce(TOPIC, key="k", partition=3)
         assert h.vals.calls == [(None, TOPIC, MessageField.VALUE, None)]
         assert h.fake.sent[0].value is None
         h.close()
 
-    def test_confluents_string_serializer(self, accelerate: bool) -> None:
+    def test_confluents_string_serializer(self) -> None:
         """A confluent_kafka.serialization.Serializer instance, not only a callable."""
-        h = SerializingHarness(accelerate, conf={"value.serializer": StringSerializer("utf_8")})
+        h = SerializingHarness(conf={"value.serializer": StringSerializer("utf_8")})
         h.producer.produce(TOPIC, value="héllo", partition=0)
         assert h.fake.sent[0].value == "héllo".encode()
         h.close()
 
 
-@pytest.mark.parametrize("accelerate", PATHS)
 class TestErrors:
-    def test_a_failing_key_serializer_raises_key_serialization_error(self, accelerate: bool) -> None:
+    def test_a_failing_key_serializer_raises_key_serialization_error(self) -> None:
         """KeySerializationError carrying the serializer's exception; the value is not serialized, nothing sent."""
-        h = SerializingHarness(accelerate)
+        h = SerializingHarness()
         h.keys.fail_on = "bad"
         with pytest.raises(KeySerializationError) as info:
             h.producer.produce(TOPIC, key="bad", value="v")
@@ -177,8 +173,8 @@ class TestErrors:
         assert h.vals.calls == [] and h.fake.sent == [] and len(h.producer) == 0
         h.close()
 
-    def test_a_failing_value_serializer_raises_value_serialization_error(self, accelerate: bool) -> None:
-        h = SerializingHarness(accelerate)
+    def test_a_failing_value_serializer_raises_value_serialization_error(self) -> None:
+        h = SerializingHarness()
         h.vals.fail_on = "bad"
         with pytest.raises(ValueSerializationError) as info:
             h.producer.produce(TOPIC, key="k", value="bad")
@@ -186,9 +182,9 @@ class TestErrors:
         assert len(h.keys.calls) == 1 and h.fake.sent == [] and h.producer.counters.produced == 0
         h.close()
 
-    def test_a_full_queue_is_buffer_error_after_serializing(self, accelerate: bool) -> None:
+    def test_a_full_queue_is_buffer_error_after_serializing(self) -> None:
         """librdkafka's BufferError comes through as it is (not wrapped): the application polls and retries."""
-        h = SerializingHarness(accelerate)
+        h = SerializingHarness()
         h.fake.capacity = 0
         with pytest.raises(BufferError):
             h.producer.produce(TOPIC, key="k", value="v", partition=1)
@@ -199,14 +195,14 @@ class TestErrors:
 
 class TestChecksBeforeSerializing:
     def test_a_closed_producer_raises_runtime_error_before_any_serializer(self) -> None:
-        h = SerializingHarness(False)
+        h = SerializingHarness()
         h.close()
         with pytest.raises(RuntimeError, match="Producer has been closed"):
             h.producer.produce(TOPIC, key="k", value="v")
         assert h.keys.calls == [] and h.vals.calls == []
 
     def test_a_topic_that_is_not_a_str_is_type_error_before_any_serializer(self) -> None:
-        h = SerializingHarness(False)
+        h = SerializingHarness()
         with pytest.raises(TypeError, match="topic must be a str, not bytes"):
             h.producer.produce(b"orders", key="k", value="v")  # type: ignore[arg-type]
         assert h.keys.calls == [] and h.vals.calls == [] and h.fake.sent == []
@@ -219,12 +215,11 @@ class TestChecksBeforeSerializing:
             bare.produce(TOPIC, value="v")
 
 
-@pytest.mark.parametrize("accelerate", PATHS)
 class TestOncePerMessage:
-    def test_messages_rescued_from_a_muted_partition_are_not_serialized_again(self, accelerate: bool) -> None:
+    def test_messages_rescued_from_a_muted_partition_are_not_serialized_again(self) -> None:
         """Ten messages queued, the first one's partition muted: its messages are purged and re-sent elsewhere (with
         the rescue header) as the same bytes; the serializers ran ten times, not once more per re-send."""
-        h = SerializingHarness(accelerate)
+        h = SerializingHarness()
         for i in range(10):
             h.produce(f"m{i}")
         victim = h.fake.sent[0].partition
@@ -241,9 +236,9 @@ class TestOncePerMessage:
         assert sorted(m.value() for _, m in h.reports) == sorted(f"v:m{i}".encode() for i in range(10))
         h.close()
 
-    def test_a_timed_out_message_is_resent_as_its_bytes(self, accelerate: bool) -> None:
+    def test_a_timed_out_message_is_resent_as_its_bytes(self) -> None:
         """_MSG_TIMED_OUT on a partition muted meanwhile: re-sent elsewhere, not re-serialized."""
-        h = SerializingHarness(accelerate)
+        h = SerializingHarness()
         h.produce("t")
         first = h.fake.sent[-1].partition
         h.producer.mute_manager.mute(TOPIC, first)
@@ -253,9 +248,9 @@ class TestOncePerMessage:
         assert len(h.vals.calls) == 1
         h.close()
 
-    def test_held_messages_are_released_as_their_bytes(self, accelerate: bool) -> None:
+    def test_held_messages_are_released_as_their_bytes(self) -> None:
         """keyed_policy hold: messages of a muted home are held, then released after the unmute, serialized once."""
-        h = SerializingHarness(accelerate, keyed_policy="hold", conf={"key.serializer": None})
+        h = SerializingHarness(keyed_policy="hold", conf={"key.serializer": None})
         key = next(k for k, p in keys_by_home(h) if p == 1)
         h.producer.mute_manager.mute(TOPIC, 1)
         h.tick()
@@ -269,11 +264,10 @@ class TestOncePerMessage:
         h.close()
 
 
-@pytest.mark.skipif(not accel.available(), reason="C fast path not built")
 def test_the_bytes_take_the_c_fast_path() -> None:
     """produce() is overridden (so MuteProducer leaves it alone), but the serialized message goes to the C fast
     path's produce: healthy keyed traffic never falls back to Python (FastPath.fallbacks unchanged)."""
-    h = SerializingHarness(True)
+    h = SerializingHarness()
     fast = h.producer._fast
     assert fast is not None and h.producer._produce_bytes == fast.produce
     before = fast.fallbacks
@@ -281,13 +275,6 @@ def test_the_bytes_take_the_c_fast_path() -> None:
         h.produce(f"v{i}", f"key{i % 7}")
     assert fast.fallbacks == before and len(h.fake.sent) == 200
     assert h.producer._tracker.totals.produced == 200
-    h.close()
-
-
-def test_the_pure_python_path_sends_through_mute_producer_produce() -> None:
-    h = SerializingHarness(False)
-    assert h.producer._fast is None
-    assert h.producer._produce_bytes.__func__ is MuteProducer.produce  # type: ignore[attr-defined]
     h.close()
 
 
@@ -442,18 +429,17 @@ class TestClose:
 def test_produce_batch_sends_the_messages_unserialized() -> None:
     """produce_batch() takes bytes/str and skips the serializers, as SerializingProducer's (the C Producer's)
     does; key and value keep their places."""
-    h = SerializingHarness(False)
+    h = SerializingHarness()
     assert h.producer.produce_batch(TOPIC, [{"value": b"v1", "key": b"k1"}, {"value": "v2"}], partition=1) == 2
     assert [(s.key, s.value, s.partition) for s in h.fake.sent] == [(b"k1", b"v1", 1), (None, "v2", 1)]
     assert h.keys.calls == [] and h.vals.calls == []
     h.close()
 
 
-@pytest.mark.parametrize("accelerate", PATHS)
-def test_the_spark_sinks_rows_go_unserialized_in_their_places(accelerate: bool) -> None:
+def test_the_spark_sinks_rows_go_unserialized_in_their_places() -> None:
     """MuteProducer._produce_rows (the Spark sink's loop) on this subclass sends bytes through the bytes produce:
     value and key in their places, no serializer called."""
-    h = SerializingHarness(accelerate)
+    h = SerializingHarness()
     assert h.producer._produce_rows(TOPIC, [b"a", b"b"], [b"k1", b"k2"], None, "x-row", "p", 0) == 2
     assert [(s.value, s.key) for s in h.fake.sent] == [(b"a", b"k1"), (b"b", b"k2")]
     assert h.keys.calls == [] and h.vals.calls == []

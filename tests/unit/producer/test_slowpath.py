@@ -7,14 +7,9 @@ from __future__ import annotations
 import time
 from typing import Any
 
-import pytest
-
-from mutepro.producer import accel
 from mutepro.producer.slowpath import PROBE_RECHECK_S
 from mutepro.testing.fakes import FakeClock
 from tests.unit._producer_fakes import TOPIC, Harness
-
-pytestmark = pytest.mark.skipif(not accel.available(), reason="C fast path not built")
 
 #: At most this many ticks to see a 1 ms retry interval pass on the real clock (each tick takes far longer).
 MAX_TICKS = 10_000
@@ -22,7 +17,7 @@ MAX_TICKS = 10_000
 
 def half_open(partition: int, **breaker: Any) -> Harness:
     """A C-path MuteProducer on the real monotonic clock whose ``partition`` is half-open (nothing granted yet)."""
-    h = Harness(True, clock=time.monotonic, breaker={"retry_interval_ms": 1, "max_retry_interval_ms": 1, **breaker})
+    h = Harness(clock=time.monotonic, breaker={"retry_interval_ms": 1, "max_retry_interval_ms": 1, **breaker})
     h.warm()
     h.trip(partition)
     h.fake.deliver()
@@ -95,7 +90,7 @@ class TestProbeDeferral:
 
     def test_an_injected_clock_defers_nothing(self) -> None:
         """With a test's clock the deferral (timed on CLOCK_MONOTONIC) is not set: every message asks Python."""
-        h = Harness(True, breaker={"retry_interval_ms": 1000, "max_retry_interval_ms": 1000, "half_open_probes": 2,
+        h = Harness(breaker={"retry_interval_ms": 1000, "max_retry_interval_ms": 1000, "half_open_probes": 2,
                                    "probe_spacing_ms": 60_000})
         assert isinstance(h.clock, FakeClock)
         h.warm()

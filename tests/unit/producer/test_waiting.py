@@ -15,9 +15,7 @@ from confluent_kafka import KafkaError, Message
 
 from mutepro import MuteProducer
 from mutepro.testing.fakes import FakeInnerProducer
-from tests.unit._producer_fakes import CONF, PATHS, TOPIC
-
-C_ONLY = [p for p in PATHS if p.values[0]]
+from tests.unit._producer_fakes import CONF, TOPIC
 
 
 class _Waiting(FakeInnerProducer):
@@ -45,28 +43,27 @@ class _Waiting(FakeInnerProducer):
         return super().flush(0)
 
 
-def _producer(accelerate: bool) -> tuple[MuteProducer, _Waiting]:
+def _producer() -> tuple[MuteProducer, _Waiting]:
     fake = _Waiting()
-    p = MuteProducer(CONF, _inner_factory=fake.factory, accelerate=accelerate, _threads=False)
+    p = MuteProducer(CONF, _inner_factory=fake.factory, _threads=False)
     assert not p.wait_for_topic(TOPIC, 0)
     p._load_metadata(time.monotonic())
     return p, fake
 
 
-@pytest.mark.parametrize("accelerate", PATHS)
 class TestWholeMilliseconds:
-    def test_poll_never_asks_for_less_than_a_millisecond(self, accelerate: bool) -> None:
+    def test_poll_never_asks_for_less_than_a_millisecond(self) -> None:
         """Whatever is left of poll(0.0025), less than 1 ms is not asked for: confluent-kafka truncates it to a
         poll(0), and asked again and again until the deadline that was a spin (~1 ms of CPU per poll(0.001))."""
-        p, fake = _producer(accelerate)
+        p, fake = _producer()
         assert p.poll(0.0025) == 0
         assert fake.waits and all(t == 0 or t >= 0.001 for _, t in fake.waits), fake.waits
         p.close(0)
 
-    def test_flush_never_asks_for_less_than_a_millisecond(self, accelerate: bool) -> None:
+    def test_flush_never_asks_for_less_than_a_millisecond(self) -> None:
         """flush(0.0025) of a message that never leaves: waits of at least 1 ms up to the deadline, then what is
         left (a flush() re-checking every 5 ms asked for 0.5 ms near its deadline)."""
-        p, fake = _producer(accelerate)
+        p, fake = _producer()
         p.produce(TOPIC, b"v")
         assert p.flush(0.0025) == 1
         assert all(t == 0 or t >= 0.001 for _, t in fake.waits), fake.waits
@@ -74,20 +71,19 @@ class TestWholeMilliseconds:
         p.close(0)
 
 
-@pytest.mark.parametrize("accelerate", C_ONLY)
 class TestFastPathWaits:
-    def test_flush_waits_in_the_wrapped_producers_flush(self, accelerate: bool) -> None:
+    def test_flush_waits_in_the_wrapped_producers_flush(self) -> None:
         """librdkafka's own flush cuts linger.ms short: waiting in its poll, every flush() sat out the linger."""
-        p, fake = _producer(accelerate)
+        p, fake = _producer()
         p.produce(TOPIC, b"v")
         assert p.flush(0.002) == 1
         assert ("flush", 0.0) in fake.waits and any(c == "flush" and t > 0 for c, t in fake.waits), fake.waits
         p.purge()
         p.close(0)
 
-    def test_flush_counts_what_is_left_like_len(self, accelerate: bool) -> None:
+    def test_flush_counts_what_is_left_like_len(self) -> None:
         """Answered in C when nothing is held: outstanding messages plus queued callbacks, as len() counts."""
-        p, fake = _producer(accelerate)
+        p, fake = _producer()
         for _ in range(3):
             p.produce(TOPIC, b"v")
         assert p.flush(0) == 3 == len(p)
@@ -95,10 +91,10 @@ class TestFastPathWaits:
         assert p.flush(0) == 0 == len(p)
         p.close(0)
 
-    def test_a_callback_queued_during_the_wait_is_run_by_it(self, accelerate: bool) -> None:
+    def test_a_callback_queued_during_the_wait_is_run_by_it(self) -> None:
         """Something another thread queues while poll() waits (the driver's failed re-send, say) is run on the
         polling thread when the wait ends, and counted."""
-        p, fake = _producer(accelerate)
+        p, fake = _producer()
         ran: list[str] = []
         fake.meanwhile = lambda: p._callbacks.put(ran.append, "queued")
         assert p.poll(0.002) == 1 and ran == ["queued"]
@@ -129,7 +125,6 @@ def ctrl_c_soon() -> Iterator[None]:
         signal.signal(signal.SIGALRM, previous)
 
 
-@pytest.mark.usefixtures("producer_path")
 class TestCtrlCWhileWaiting:
     """Ctrl-C while poll()/flush() wait in librdkafka (no callback running) ends the wait with KeyboardInterrupt,
     as with the plain client: the C wait looks at signals between its slices."""

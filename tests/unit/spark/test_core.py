@@ -12,10 +12,10 @@ pytest.importorskip("pyspark")
 from pyspark.sql.types import ArrayType, BinaryType, IntegerType, StringType, StructField, StructType  # noqa: E402
 
 from mutepro.errors import ConfigError  # noqa: E402
-from mutepro.producer.rows import produce_rows  # noqa: E402
 from mutepro.spark.core import BATCH_HEADER, ROW_HEADER, _write_batch, task_labels  # noqa: E402
 from mutepro.spark.options import parse_options  # noqa: E402
 from mutepro.spark.schema import plan_write  # noqa: E402
+from tests.reference.rows import produce_rows  # noqa: E402
 
 HEADERS = ArrayType(StructType([StructField("key", StringType()), StructField("value", BinaryType())]))
 

@@ -13,17 +13,17 @@ from mutepro import MuteProducer
 from mutepro.testing.fakes import FakeClock, FakeInnerProducer
 from mutepro.trace import AGE_EDGES_S, TraceError, append_records, replay, summarize
 from mutepro.trace.format import AgeCounts, open_trace
-from tests.unit._producer_fakes import CONF, PATHS, topic_policy
+from tests.unit._producer_fakes import CONF, topic_policy
 
 TOPIC = "orders"
 
 
-def _record(tmp_path: Path, accelerate: bool) -> tuple[Path, MuteProducer, FakeClock]:
+def _record(tmp_path: Path) -> tuple[Path, MuteProducer, FakeClock]:
     clock = FakeClock()
     fake = FakeInnerProducer({TOPIC: 4}, leader={0: 1, 1: 2, 2: 3, 3: 1})
     path = tmp_path / "run.jsonl.gz"
     producer = MuteProducer(
-        CONF, policy=topic_policy(), clock=clock, accelerate=accelerate, _inner_factory=fake.factory,
+        CONF, policy=topic_policy(), clock=clock, _inner_factory=fake.factory,
         _threads=False, trace=path,
     )
     producer.wait_for_topic(TOPIC, 0)
@@ -43,9 +43,8 @@ def _record(tmp_path: Path, accelerate: bool) -> tuple[Path, MuteProducer, FakeC
     return path, producer, clock
 
 
-@pytest.mark.parametrize("accelerate", PATHS)
-def test_replay_decides_what_the_recording_producer_decided(tmp_path: Path, accelerate: bool) -> None:
-    path, _, _ = _record(tmp_path, accelerate)
+def test_replay_decides_what_the_recording_producer_decided(tmp_path: Path) -> None:
+    path, _, _ = _record(tmp_path)
     result = replay(path)
     recorded = [(d.event, d.partition, d.reason) for d in result.recorded]
     decided = [(d.event, d.partition, d.reason) for d in result.decisions]
@@ -56,7 +55,7 @@ def test_replay_decides_what_the_recording_producer_decided(tmp_path: Path, acce
 
 
 def test_trace_records_are_the_documented_kinds(tmp_path: Path) -> None:
-    path, _, _ = _record(tmp_path, False)
+    path, _, _ = _record(tmp_path)
     kinds = [rec["kind"] for rec in open_trace(path)]
     assert kinds[0] == "start" and "meta" in kinds and "round" in kinds and "decision" in kinds
     rounds = [rec for rec in open_trace(path) if rec["kind"] == "round"]
@@ -65,13 +64,13 @@ def test_trace_records_are_the_documented_kinds(tmp_path: Path) -> None:
 
 
 def test_a_replay_under_another_policy_decides_differently(tmp_path: Path) -> None:
-    path, _, _ = _record(tmp_path, False)
+    path, _, _ = _record(tmp_path)
     off = topic_policy(failure_rate={"enabled": False})
     assert replay(path, off).mutes() == []
 
 
 def test_faults_appended_after_close_are_read_and_summarised(tmp_path: Path) -> None:
-    path, _, _ = _record(tmp_path, False)
+    path, _, _ = _record(tmp_path)
     start = next(open_trace(path))["t"]
     append_records(path, [{"kind": "fault", "t": start + 0.1, "broker": 3, "fault": "stall", "end": start + 0.5}])
     result = replay(path)

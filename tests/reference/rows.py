@@ -1,4 +1,5 @@
-"""Many rows in one call: the Spark sink's produce loop, the same in C (``FastPath.produce_rows``) and here.
+"""Reference model of ``FastPath.produce_rows`` (``mutepro/producer/_fastpath.c``), the Spark sink's produce loop:
+the tests check the C loop against it and use it in fakes. The library ships only the C loop.
 
 Every row ``i`` from ``begin`` is ``produce(topic, values[i], keys[i], headers=h)``, where ``h`` is the sink's
 two identity headers ``[fixed, (name, f"{prefix}{first + i}")]`` (None when ``fixed`` is None). The loop stops
@@ -16,7 +17,7 @@ def produce_rows(
     produce: Callable[..., Any], topic: str, values: list[Any], keys: list[Any] | None,
     fixed: tuple[str, Any] | None, name: str, prefix: str, first: int, begin: int = 0,
 ) -> int:
-    """The Python twin of ``FastPath.produce_rows``: index of the first row not produced (see the module)."""
+    """What ``FastPath.produce_rows`` does: index of the first row not produced (see the module)."""
     if keys is not None and len(keys) != len(values):
         raise ValueError("produce_rows: keys and values differ in length")
     for i in range(begin, len(values)):
