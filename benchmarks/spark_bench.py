@@ -49,12 +49,12 @@ from typing import Any
 from confluent_kafka import Consumer
 from confluent_kafka.admin import AdminClient
 
-import mutepro
 from mutepro.cluster.launcher import LocalCluster
 from mutepro.cluster.spec import ClusterSpec
 from mutepro.cluster.topics import create_topic
 from mutepro.spark import KafkaSink, register
 from mutepro.spark.jars import resolve_spark_kafka
+from mutepro.spark.workerenv import workers_import_this_mutepro
 from mutepro.testing import plain_sink
 
 SINKS = ("builtin_default", "builtin_tuned", "mutepro_ds", "mutepro_fb")
@@ -292,8 +292,7 @@ def _run_for(query: Any, seconds: float) -> None:
 def _session(jars: str) -> Any:
     from pyspark.sql import SparkSession
 
-    root = str(Path(mutepro.__file__).resolve().parent.parent)  # Python workers import this checkout's mutepro
-    os.environ["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])
+    workers_import_this_mutepro()  # Python workers import the same mutepro as this process
     spark = (
         SparkSession.builder.master("local[2]").appName("mutepro-spark-bench")
         .config("spark.jars", jars).config("spark.sql.shuffle.partitions", "2")

@@ -27,7 +27,7 @@ from pyspark.sql import functions as F
 
 from mutepro.cluster import use_cluster
 from mutepro.spark import KafkaSink
-from mutepro.spark.standalone import mutepro_root
+from mutepro.spark.workerenv import mutepro_root
 
 
 def main() -> None:

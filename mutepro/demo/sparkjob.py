@@ -13,17 +13,15 @@ supervisor would, at most :data:`MAX_RESTARTS` times; the failure and the restar
 from __future__ import annotations
 
 import json
-import os
 import tempfile
 import time
 from datetime import datetime
-from pathlib import Path
 from typing import Any
 
-import mutepro
 from mutepro.demo.readback import encode_value_sql
 from mutepro.demo.samples import BatchSample, Event, JobSamples
 from mutepro.errors import PrerequisiteError
+from mutepro.spark.workerenv import workers_import_this_mutepro
 
 MAX_RESTARTS = 10
 KEYS = 1000  # distinct keys: every partition gets rows, and keys keep their partition while it is healthy
@@ -39,9 +37,7 @@ def session(jars: str) -> Any:
         raise PrerequisiteError(
             "the Spark demo needs PySpark: pip install 'mutepro[spark]' (or run `mutepro demo --plain`)"
         ) from err
-    # Python workers import the same mutepro as this process (an editable checkout included)
-    root = str(Path(mutepro.__file__).resolve().parent.parent)
-    os.environ["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])
+    workers_import_this_mutepro()  # Python workers import the same mutepro as this process
     spark = (
         SparkSession.builder.master("local[4]").appName("mutepro-demo")
         .config("spark.jars", jars)

@@ -58,7 +58,8 @@ def cluster() -> None:
 @_run_dir_option
 def start(workers: int, cores: int, memory: str, connect: bool, timeout: float, run_dir: Path | None) -> None:
     """Start the cluster and leave it running; prints the master URL (and the Connect URL) on stdout."""
-    from mutepro.spark.standalone import StandaloneCluster, StandaloneSpec, mutepro_root
+    from mutepro.spark.standalone import StandaloneCluster, StandaloneSpec
+    from mutepro.spark.workerenv import mutepro_root
 
     directory = _resolve_run_dir(run_dir)
     try:

@@ -397,9 +397,3 @@ def _free_port() -> int:
 
 
 
-def mutepro_root() -> str:
-    """The directory the running ``mutepro`` package is imported from: on executors' PYTHONPATH, they import the
-    same mutepro (a checkout, or the environment's site-packages when installed there)."""
-    import mutepro
-
-    return str(Path(mutepro.__file__).resolve().parent.parent)

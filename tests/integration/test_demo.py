@@ -40,6 +40,8 @@ def test_short_demo_writes_table_plot_and_json(kafka_cluster: LocalCluster, tmp_
         "MUTEPRO_BOOTSTRAP": kafka_cluster.bootstrap_servers,
         "MUTEPRO_CLUSTER_DIR": str(kafka_cluster.run_dir),
         "PYTHONPATH": os.pathsep.join([MUTEPRO_HOME, *filter(None, [os.environ.get("PYTHONPATH")])]),
+        # and not a checkout in their working directory (see mutepro.spark.workerenv)
+        "PYTHONSAFEPATH": "1",
     }
     proc = subprocess.run(
         [sys.executable, "-P", "-c", "from mutepro.cli import main; main()", "demo", "--duration", "30", "--fault",

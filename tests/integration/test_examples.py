@@ -72,6 +72,8 @@ def test_example_runs(name: str, kafka_cluster: LocalCluster) -> None:
         "MUTEPRO_CLUSTER_DIR": str(kafka_cluster.run_dir),
         # the example (and Spark's Python workers) import the mutepro this session imports
         "PYTHONPATH": os.pathsep.join([MUTEPRO_HOME, *filter(None, [os.environ.get("PYTHONPATH")])]),
+        # and not a checkout in their working directory (see mutepro.spark.workerenv)
+        "PYTHONSAFEPATH": "1",
     }
     proc = subprocess.run(
         [sys.executable, str(EXAMPLES / name)], env=env, cwd=ROOT, capture_output=True, text=True,

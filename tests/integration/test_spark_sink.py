@@ -23,10 +23,10 @@ pytest.importorskip("pandas")
 from confluent_kafka import Consumer, TopicPartition
 from pyspark.errors import StreamingQueryException
 
-import mutepro
 from mutepro.cluster.launcher import LocalCluster
 from mutepro.partition.hashing import murmur2_hash
 from mutepro.spark import BATCH_HEADER, ROW_HEADER, KafkaSink, ReplayFilter, register, row_identity
+from mutepro.spark.workerenv import workers_import_this_mutepro
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
@@ -38,8 +38,7 @@ def spark() -> Iterator[Any]:
     """One local[2] SparkSession with the mutepro format registered; workers import this checkout's mutepro."""
     from pyspark.sql import SparkSession
 
-    root = str(Path(mutepro.__file__).resolve().parent.parent)
-    os.environ["PYTHONPATH"] = os.pathsep.join([root, *filter(None, [os.environ.get("PYTHONPATH")])])
+    workers_import_this_mutepro()  # Python workers import the same mutepro as this process
     session = (
         SparkSession.builder.master("local[2]").appName("mutepro-spark-tests")
         .config("spark.sql.shuffle.partitions", "2")

@@ -31,7 +31,8 @@ from confluent_kafka import Consumer, TopicPartition
 
 from mutepro.cluster.launcher import LocalCluster
 from mutepro.spark import KafkaSink, register, row_identity
-from mutepro.spark.standalone import StandaloneCluster, StandaloneSpec, mutepro_root, python_conf
+from mutepro.spark.standalone import StandaloneCluster, StandaloneSpec, python_conf
+from mutepro.spark.workerenv import mutepro_root
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration, pytest.mark.timeout(420)]
 
