@@ -292,9 +292,9 @@ def _run_for(query: Any, seconds: float) -> None:
 def _session(jars: str) -> Any:
     from pyspark.sql import SparkSession
 
-    workers_import_this_mutepro()  # Python workers import the same mutepro as this process
     spark = (
-        SparkSession.builder.master("local[2]").appName("mutepro-spark-bench")
+        # Python workers import the same mutepro as this process
+        workers_import_this_mutepro(SparkSession.builder).master("local[2]").appName("mutepro-spark-bench")
         .config("spark.jars", jars).config("spark.sql.shuffle.partitions", "2")
         .config("spark.ui.enabled", "false").config("spark.driver.memory", "2g")
         .getOrCreate()

@@ -37,9 +37,9 @@ def session(jars: str) -> Any:
         raise PrerequisiteError(
             "the Spark demo needs PySpark: pip install 'mutepro[spark]' (or run `mutepro demo --plain`)"
         ) from err
-    workers_import_this_mutepro()  # Python workers import the same mutepro as this process
     spark = (
-        SparkSession.builder.master("local[4]").appName("mutepro-demo")
+        # Python workers import the same mutepro as this process
+        workers_import_this_mutepro(SparkSession.builder).master("local[4]").appName("mutepro-demo")
         .config("spark.jars", jars)
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.ui.enabled", "false")

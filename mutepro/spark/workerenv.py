@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
 
 def mutepro_root() -> str:
@@ -22,10 +23,12 @@ def mutepro_root() -> str:
     return str(Path(mutepro.__file__).resolve().parent.parent)
 
 
-def workers_import_this_mutepro() -> None:
-    """Set this process's environment, which the Spark JVM it starts next and its Python workers inherit, so that
-    the workers import this process's mutepro (see the module docstring). Call before the SparkSession starts."""
+def workers_import_this_mutepro(builder: Any) -> Any:
+    """``builder`` (a ``SparkSession.Builder``) configured so that the Python workers import this process's
+    mutepro (see the module docstring): its directory first on ``PYTHONPATH`` (in this process's environment,
+    which the Spark JVM it starts next inherits) and ``PYTHONSAFEPATH=1`` for the workers only
+    (``spark.executorEnv``; not in this process's environment, where it would reach every later subprocess)."""
     root = mutepro_root()
     paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p and p != root]
     os.environ["PYTHONPATH"] = os.pathsep.join([root, *paths])
-    os.environ["PYTHONSAFEPATH"] = "1"
+    return builder.config("spark.executorEnv.PYTHONSAFEPATH", "1")

@@ -38,9 +38,9 @@ def spark() -> Iterator[Any]:
     """One local[2] SparkSession with the mutepro format registered; workers import this checkout's mutepro."""
     from pyspark.sql import SparkSession
 
-    workers_import_this_mutepro()  # Python workers import the same mutepro as this process
     session = (
-        SparkSession.builder.master("local[2]").appName("mutepro-spark-tests")
+        # Python workers import the same mutepro as this process
+        workers_import_this_mutepro(SparkSession.builder).master("local[2]").appName("mutepro-spark-tests")
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.ui.enabled", "false")
         .config("spark.sql.streaming.forceDeleteTempCheckpointLocation", "true")
