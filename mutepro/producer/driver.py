@@ -28,7 +28,14 @@ log = get_logger("mutepro.producer")
 
 _METADATA_REFRESH_S = 10.0
 #: how soon a topic wanted but not loaded yet (unknown to the cluster, or waiting for librdkafka) is looked up again
+#: at first; each lookup that loads nothing doubles the wait up to :data:`METADATA_RETRY_MAX_S`, the way librdkafka
+#: backs off its own retries (``retry.backoff.ms`` 100 ms doubling to ``retry.backoff.max.ms`` 1 s). Why back off:
+#: with no broker reachable a lookup fails at once, and one every 50 ms cost ~2.5 ms of CPU a second -- 4x what
+#: the plain client spends waiting in ``poll(1.0)`` -- for an answer that cannot come sooner than the cluster does.
+#: A first message to a new topic on a healthy cluster is looked up at once (the send wakes the thread), so only a
+#: topic the cluster does not answer for waits up to a second longer.
 METADATA_RETRY_S = 0.05
+METADATA_RETRY_MAX_S = 1.0
 _WEIGHTS_REFRESH_S = 0.1
 #: how often the bytes produced are split into local and remote (rack-aware partitioning's figure)
 _LOCALITY_REFRESH_S = 1.0
@@ -65,6 +72,9 @@ class Driver:
         # before: the round found nothing new (see idle)
         self._counts: tuple[int, int] = (-1, -1)
         self.quiet = False
+        # the wait before the next lookup of topics wanted and not loaded (see METADATA_RETRY_S)
+        self._retry_s = METADATA_RETRY_S
+        self._wanted_seen: frozenset[str] = frozenset()
 
     def tick(self, now: float) -> None:
         core = self._core
@@ -119,14 +129,20 @@ class Driver:
     def idle(self) -> bool:
         """True when the next rounds have nothing to look at until the application sends again: the last round
         found nothing new (no message sent or reported since the round before) and nothing since, no message is
-        outstanding, and nothing is muted, avoided, held, due for a rescue or a re-send, or waiting for its
-        topic's metadata. The driver then parks (:mod:`mutepro.producer.pacing`; call after ``Pacer.park``)."""
+        outstanding in a partition a round can judge (messages of a topic whose metadata is still loading are
+        not: the metadata thread wakes the driver when it loads), and nothing is muted, avoided, held, due for a
+        rescue or a re-send. The driver then parks (:mod:`mutepro.producer.pacing`; call after ``Pacer.park``)."""
         core = self._core
         tracker = core.tracker
-        if not self.quiet or (tracker.sent_total, tracker.reported_total) != self._counts or tracker.total:
+        if not self.quiet or (tracker.sent_total, tracker.reported_total) != self._counts:
+            return False
+        # After a quiet round the busy partitions are exactly those with messages outstanding. Messages of topics
+        # whose metadata is not loaded yet are outstanding too (in the totals) but in no partition a round could
+        # judge: they do not keep the driver up (the metadata thread wakes it when their topic loads).
+        if any(tracker.busy_now.values()):
             return False
         holds, rescuer, manager = self._holds, self._rescuer, core.manager
-        if core.wanted_topics or core.reroutes or holds.queues or holds.retry:
+        if core.reroutes or holds.queues or holds.retry:
             return False
         if rescuer.pending or rescuer.in_hand or rescuer.moves or manager.muted_brokers():
             return False
@@ -134,8 +150,8 @@ class Driver:
 
     def load_metadata(self, now: float) -> float:
         """Load the metadata of topics produced to before it was known, and refresh the known ones now and then.
-        Returns the seconds until the next round has work: soon while a wanted topic is still unknown, else when
-        the first refresh falls due (:meth:`Core.want_metadata` wakes the thread earlier)."""
+        Returns the seconds until the next round has work: soon while a wanted topic is still unknown (backing off
+        while nothing loads, see :data:`METADATA_RETRY_S`), else when the first refresh falls due (:meth:`Core.want_metadata` wakes the thread earlier)."""
         core = self._core
         manager = core.manager
         if self._racks is not None and (self._racks_at is None or now - self._racks_at > _METADATA_REFRESH_S):
@@ -145,6 +161,7 @@ class Driver:
                 manager.update_broker_racks(racks)
         due = [t for t in manager.known_topics() if now - self._topic_checked.get(t, 0.0) > _METADATA_REFRESH_S]
         wanted = [t for t in core.wanted_topics if t not in core.unassigned_topics]  # see Core.unassigned_topics
+        loaded = False
         for topic in {*wanted, *due}:
             self._topic_checked[topic] = now
             try:
@@ -166,9 +183,19 @@ class Driver:
             manager.ensure_topic(topic, len(tmd.partitions), leaders, replicas)
             if self._recorder is not None:
                 self._recorder.metadata(now, topic, tmd.partitions, core.policy_for(topic))
-            core.wanted_topics.discard(topic)
+            if topic in core.wanted_topics:
+                core.wanted_topics.discard(topic)
+                loaded = True
+        if loaded and core.pacer.parked:
+            core.pacer.wake()  # the topic's partitions can be judged now (see idle)
         if core.wanted_topics:
-            return METADATA_RETRY_S
+            wanted_now = frozenset(core.wanted_topics)
+            # a newly wanted topic, or one of them loaded: look again soon; nothing new: back off
+            fresh = loaded or not wanted_now <= self._wanted_seen
+            self._retry_s = METADATA_RETRY_S if fresh else min(METADATA_RETRY_MAX_S, 2 * self._retry_s)
+            self._wanted_seen = wanted_now
+            return self._retry_s
+        self._retry_s, self._wanted_seen = METADATA_RETRY_S, frozenset()
         checked = [self._topic_checked.get(t, 0.0) for t in manager.known_topics()]
         if not checked:
             return _METADATA_REFRESH_S
