@@ -151,7 +151,8 @@ class Driver:
     def load_metadata(self, now: float) -> float:
         """Load the metadata of topics produced to before it was known, and refresh the known ones now and then.
         Returns the seconds until the next round has work: soon while a wanted topic is still unknown (backing off
-        while nothing loads, see :data:`METADATA_RETRY_S`), else when the first refresh falls due (:meth:`Core.want_metadata` wakes the thread earlier)."""
+        while nothing loads, see :data:`METADATA_RETRY_S`), else when the first refresh falls due
+        (:meth:`Core.want_metadata` wakes the thread earlier)."""
         core = self._core
         manager = core.manager
         if self._racks is not None and (self._racks_at is None or now - self._racks_at > _METADATA_REFRESH_S):
