@@ -186,9 +186,14 @@ def _threads_median(samples: list[Sample]) -> dict[str, float]:
     return {n: round(statistics.median([s.threads_us.get(n, 0.0) for s in samples]), 1) for n in names}
 
 
+def _label(timeout: float) -> str:
+    """A timeout as a key without dots (the report reads dotted paths): 0, 1ms, 10ms, 1s."""
+    return "0" if timeout == 0 else f"{timeout * 1000:g}ms" if timeout < 1 else f"{timeout:g}s"
+
+
 def run(args: argparse.Namespace, bootstrap: str | None, topic: str | None) -> dict[str, Any]:
     bench = Bench(args, bootstrap, topic)
-    cells: list[dict[str, Any]] = []
+    cells: dict[str, dict[str, Any]] = {}  # "<state> <call>(<timeout>)" -> the cell: one dotted path per figure
     for state in args.states:
         for call in args.calls:
             for timeout in args.timeouts:
@@ -214,7 +219,7 @@ def run(args: argparse.Namespace, bootstrap: str | None, topic: str | None) -> d
                     "plain_threads_us": _threads_median(plain),
                     "mute_threads_us": _threads_median(mute),
                 }
-                cells.append(cell)
+                cells[f"{state} {call}({_label(timeout)})"] = cell
                 console.print(
                     f"{state:11s} {cell['call']:12s} plain {cell['plain_cpu_us']['median']:9.2f} us  "
                     f"mute {cell['mute_cpu_us']['median']:9.2f} us  ratio {cell['ratio']['median']:5.2f} "
@@ -254,7 +259,7 @@ def _print(result: dict[str, Any]) -> None:
                   "(per call; per wall second of the calls)")
     for col in ("state", "call", "plain µs", "mute µs", "ratio (min-max)", "per wall s", "wall µs plain/mute"):
         table.add_column(col, justify="right" if "µs" in col or "ratio" in col else "left")
-    for c in result["cells"]:
+    for c in result["cells"].values():
         r = c["ratio"]
         table.add_row(
             c["state"], c["call"], f"{c['plain_cpu_us']['median']:.2f}", f"{c['mute_cpu_us']['median']:.2f}",
@@ -262,6 +267,34 @@ def _print(result: dict[str, Any]) -> None:
             f"{c['plain_wall_us']:.0f} / {c['mute_wall_us']:.0f}",
         )
     Console(width=160).print(table)
+
+
+def plot(result: dict[str, Any], path: Path) -> None:
+    """One bar per cell: the CPU a second of waiting costs, MuteProducer over plain (median, whisker min..max),
+    grouped by state, with the 2x goal and parity marked."""
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display on the benchmark machine
+    import matplotlib.pyplot as plt
+
+    cells = list(result["cells"].items())
+    fig, ax = plt.subplots(figsize=(9, 0.8 + 0.26 * len(cells)))
+    ys = range(len(cells))
+    med = [c["ratio_per_wall_s"]["median"] for _, c in cells]
+    lo = [m - c["ratio_per_wall_s"]["min"] for m, (_, c) in zip(med, cells, strict=True)]
+    hi = [c["ratio_per_wall_s"]["max"] - m for m, (_, c) in zip(med, cells, strict=True)]
+    colors = {"unreachable": "tab:gray", "stuck": "tab:red", "idle": "tab:blue", "busy": "tab:green"}
+    ax.barh(list(ys), med, xerr=[lo, hi], color=[colors.get(c["state"], "tab:blue") for _, c in cells], capsize=2)
+    ax.set_yticks(list(ys), [k for k, _ in cells], fontsize=8)
+    ax.invert_yaxis()
+    ax.axvline(1.0, color="black", lw=0.8)
+    ax.axvline(2.0, color="tab:orange", lw=0.8, ls="--", label="goal: within 2x")
+    ax.set_xlabel("CPU per second of waiting, MuteProducer / plain client (median, min..max of repetitions)")
+    ax.set_title(f"What waiting costs ({result['meta']['date'][:10]})")
+    ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
 
 
 def _parse(argv: list[str] | None) -> argparse.Namespace:
@@ -311,6 +344,7 @@ def main(argv: list[str] | None = None) -> int:
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"{args.name}.json"
     path.write_text(json.dumps(result, indent=1) + "\n")
+    plot(result, path.with_suffix(".png"))
     _print(result)
     console.print(f"wrote {path}")
     return 0
