@@ -111,11 +111,12 @@ class MuteProducer(Unbuilt, Lifecycle, ProducerThreads, ClientPassthrough, Mutep
     ) -> None:
         options.check_accelerate(accelerate)
         args = Arguments(
-            config, kwargs, policy, clock, partitioner, store, detector_factory, tick_interval_s, name,
-            _inner_factory, _rack_source, trace,
+            config=config, kwargs=kwargs, policy=policy, clock=clock, partitioner=partitioner, store=store,
+            detector_factory=detector_factory, tick_interval_s=tick_interval_s, name=name,
+            inner_factory=_inner_factory, rack_source=_rack_source, trace=trace,
         )
         parts = assemble(args, _hooks(self))  # every part, built once (see mutepro.producer.assembly)
-        vars(self).update(parts.attributes())
+        vars(self).update(parts.attributes())  # the facade's attributes: Parts' fields, "_"-prefixed
         self._since_poll = 0
         self._closed = False
         self._driver_error: BaseException | None = None
