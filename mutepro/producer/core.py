@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from confluent_kafka import KafkaError, KafkaException
 
@@ -31,6 +31,42 @@ from mutepro.producer.tracker import OutstandingTracker
 
 Clock = Callable[[], float]
 _REPORTER_CACHE = 512
+T = TypeVar("T")
+
+
+class Later(Generic[T]):
+    """A part that is built after the part holding this cell, where the two need each other: set exactly once, by
+    :func:`mutepro.producer.assembly.assemble`, before the producer serves its first call.
+
+    Why a cell and not an attribute set afterwards: the holder is complete when it is built (it names, in its
+    constructor, what it will reach later), and nothing can re-point it: a second :meth:`set` raises. The one
+    cycle it ties is the message's own loop: the C fast path hands reports to the report handler, which re-sends
+    through the :class:`Core`, which sends through the fast path (see assembly's build order).
+    """
+
+    __slots__ = ("_value", "_what")
+
+    def __init__(self, what: str) -> None:
+        self._what = what
+        self._value: T | None = None
+
+    def set(self, value: T) -> None:
+        """Provide the part, once."""
+        if self._value is not None:
+            raise RuntimeError(f"{self._what} was already set: a part is linked once, at assembly")
+        self._value = value
+
+    @property
+    def value(self) -> T | None:
+        """The part, or None while the producer is still being assembled."""
+        return self._value
+
+    def get(self) -> T:
+        """The part; RuntimeError while it does not exist yet (a call during assembly that must not happen)."""
+        value = self._value
+        if value is None:
+            raise RuntimeError(f"{self._what} is not built yet (it is built after the part asking for it)")
+        return value
 
 
 class GatedLock:
@@ -38,20 +74,22 @@ class GatedLock:
     thread takes the Python path (and waits for the lock there) instead of counting while Python code is in
     the middle of reading or changing the same counters."""
 
-    __slots__ = ("_lock", "fast")
+    __slots__ = ("_fast", "_lock")
 
-    def __init__(self) -> None:
+    def __init__(self, fast: Later[Any]) -> None:
         self._lock = threading.RLock()
-        self.fast: Any = None
+        self._fast = fast
 
     def __enter__(self) -> None:
         self._lock.acquire()
-        if self.fast is not None:
-            self.fast.gate += 1
+        fast = self._fast.value
+        if fast is not None:
+            fast.gate += 1
 
     def __exit__(self, *exc: object) -> None:
-        if self.fast is not None:
-            self.fast.gate -= 1
+        fast = self._fast.value
+        if fast is not None:
+            fast.gate -= 1
         self._lock.release()
 
 
@@ -61,10 +99,12 @@ class Core:
     def __init__(
         self, *, inner: Any, clock: Clock, tracker: OutstandingTracker, counters: ProducerCounters,
         manager: ProducerMuteManager, policy_for: Callable[[str], TopicPolicy], only_errors: bool,
+        pacer: Pacer, fast: Later[Any], make_reporter: Later[Callable[[DeliveryCallback | None, int], Reporter]],
     ) -> None:
         self.inner = inner
         self.clock = clock
-        self.lock = GatedLock()
+        self._fast = fast
+        self.lock = GatedLock(fast)
         self.tracker = tracker
         # the per-message totals (produced/delivered/buffer_errors) are bumped on this object directly: going
         # through ProducerCounters' attribute forwarding would cost two Python calls per message
@@ -74,11 +114,9 @@ class Core:
         self.policy_for = policy_for
         self.only_errors = only_errors
         self.callbacks = CallbackQueue()
-        # the C fast path (MuteProducer sets it), whose send() replaces the Python one below where it can
-        self.fast: Any = None
         self.reporters: dict[tuple[Any, int], Reporter] = {}
-        # set once the report handler exists: (cb, kind) -> the closure handed to librdkafka
-        self.make_reporter: Callable[[DeliveryCallback | None, int], Reporter] = _no_reporter
+        # the report handler's (cb, kind) -> the closure handed to librdkafka; the handler is built after the core
+        self._make_reporter = make_reporter
         # Topics produced to before their metadata was known: the driver loads it in the background.
         self.wanted_topics: set[str] = set()
         # Set by want_metadata(): wakes the metadata thread, which otherwise sleeps until a refresh is due. A
@@ -101,7 +139,12 @@ class Core:
         # keyed reroutes since the last tick, (topic, home) -> {target: count}: one event per tick, not per message
         self.reroutes: dict[tuple[str, int], dict[int, int]] = {}
         # parks the driver thread while the producer is idle; every send wakes it (see mutepro.producer.pacing)
-        self.pacer = Pacer()
+        self.pacer = pacer
+
+    @property
+    def fast(self) -> Any:
+        """The C fast path, whose ``send()`` replaces the Python one below where it can (None during assembly)."""
+        return self._fast.value
 
     def want_metadata(self, topic: str) -> None:
         """Ask the metadata thread to load ``topic``'s metadata now (a send before it was known)."""
@@ -116,8 +159,8 @@ class Core:
         except KeyError:
             pass
         except TypeError:  # an unhashable callable: no caching
-            return self.make_reporter(cb, kind)
-        reporter = self.make_reporter(cb, kind)
+            return self._make_reporter.get()(cb, kind)
+        reporter = self._make_reporter.get()(cb, kind)
         if len(self.reporters) >= _REPORTER_CACHE:
             self.reporters.clear()  # applications that pass a fresh lambda per message must not grow this
         self.reporters[(cb, kind)] = reporter
@@ -138,7 +181,7 @@ class Core:
         partition is not tracked yet) is sent from here, with a Python reporter and no partition to count."""
         tally = self.tracker.topics.get(topic) if partition >= 0 else None
         if tally is not None and partition < tally.count:
-            self.fast.send(topic, value, key, partition, cb, timestamp, headers, kind)
+            self._fast.get().send(topic, value, key, partition, cb, timestamp, headers, kind)
         else:
             kind |= UNCOUNTED
             try:
@@ -181,7 +224,3 @@ class Core:
             self.callbacks.put(m.callback, error, m.failed_report(error, partition))
         else:
             self.callbacks.wake()
-
-
-def _no_reporter(cb: DeliveryCallback | None, kind: int) -> Reporter:
-    raise RuntimeError("Core.make_reporter was not set (the report handler is built after the core)")

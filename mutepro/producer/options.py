@@ -45,6 +45,14 @@ def coerce_policy(policy: Any) -> Policy | TopicPolicy:
     )
 
 
+def topic_policy(policy: Policy | TopicPolicy, topic: str) -> TopicPolicy:
+    """The policy of ``topic``: its entry in the :class:`~mutepro.policy.Policy` (the defaults for ``""``), or the
+    one TopicPolicy the producer was given for every topic."""
+    if isinstance(policy, Policy):
+        return policy.for_topic(topic) if topic else policy.defaults
+    return policy
+
+
 def refuse_mutepro_keys(conf: Mapping[str, Any]) -> None:
     bad = sorted(k for k in conf if k.startswith("mutepro."))
     if bad:
