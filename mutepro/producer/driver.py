@@ -15,7 +15,6 @@ from confluent_kafka import KafkaError, KafkaException
 
 from mutepro.detect.stats import StatsParseError, StatsSnapshot, parse_stats
 from mutepro.logs import get_logger
-from mutepro.mute.events import MuteEvent
 from mutepro.policy.runtime import runtime_of
 from mutepro.producer.core import Core
 from mutepro.producer.holds import HoldQueues
@@ -209,11 +208,6 @@ class Driver:
             self._racks.close()
         if self._recorder is not None:
             self._recorder.close()
-
-    def note_event(self, event: MuteEvent) -> None:
-        """A mute event of the producer's manager (recorded when tracing)."""
-        if self._recorder is not None:
-            self._recorder.decision(event)
 
     def _refresh_weights(self, now: float) -> None:
         if now - self._weights_at < _WEIGHTS_REFRESH_S:
