@@ -2,9 +2,10 @@
 
 Benchmark tooling, not a sink: no muting, no rescue, no figures. It writes what mutepro's sink writes (the same
 Arrow batches through ``mapInArrow``, the same ``x-mutepro-id`` header per row built by the same C function, the
-same client defaults: murmur2, a 128 MB queue, errors-only delivery reports) with one cached producer per Python worker, so that
-``benchmarks/spark_bench.py`` can tell how much of the gap to Spark's Java sink is mutepro's own cost and how much
-is librdkafka driven from Python. It lives in the package because Spark's Python workers import it by name.
+same client defaults: murmur2, a 128 MB queue, errors-only delivery reports) with one cached producer per Python
+worker, so that ``benchmarks/spark_bench.py`` can tell how much of the gap to Spark's Java sink is mutepro's own
+cost and how much is librdkafka driven from Python. It lives in the package because Spark's Python workers
+import it by name.
 """
 
 from __future__ import annotations
