@@ -15,15 +15,15 @@ Clients: ``mutepro`` (the sink's loop and producer) and ``plain`` (the same rows
 ``confluent_kafka.Producer``, headers built per row in Python: what the client library itself spends on them).
 
 One sample writes ``--rows`` rows of ``--size`` bytes, in Arrow batches of 10,000 rows (Spark's
-``maxRecordsPerBatch``), through the sink's own loop (``mutepro.spark.core._write_batch``) into the producer a
-sink task would use (``mutepro.spark.cache.worker_for``, a queue large enough for every row), then flushes. The
-figures are the process's CPU time (``time.process_time``: the loop's thread, librdkafka's and mutepro's) per row
-over the loop, and over loop and flush (``total``: librdkafka writes the headers to the wire after the loop). The
-encodings take turns within each repetition, in an order rotated every repetition, so drift hits each alike; the
-result gives per encoding the median and the range over repetitions and the extra cost over ``none`` measured in
-the same repetition. With ``--nowhere`` nothing is delivered (the queue is purged after each sample) and the
-producer routes without a broker's metadata, so only the loop's figure means anything. Writes
-``identity_cost.json`` to ``--out``.
+``maxRecordsPerBatch``), through the sink's own loop (``mutepro.spark.core._write_batch``) into the producer a sink
+task would use (``mutepro.spark.cache.worker_for``, a queue large enough for every row), then flushes. The figures
+are the process's CPU time (``time.process_time``: the loop's thread, librdkafka's and mutepro's) per row over the
+loop, and over loop and flush (``total``: librdkafka writes the headers to the wire after the loop); and the loop's
+own thread alone (``loop_thread``). The encodings take turns within each repetition, in an order rotated every
+repetition, so drift hits each alike; the result gives per encoding the median and the range over repetitions and
+the extra cost over ``none`` measured in the same repetition. With ``--nowhere`` nothing is delivered (the queue is
+purged after each sample) and the producer routes without a broker's metadata, so only the loop's figure means
+anything. Writes ``identity_cost.json`` to ``--out``.
 """
 
 from __future__ import annotations
@@ -121,14 +121,14 @@ def sample(
     # one producer for every encoding (the identity options are not in the sink's cache key)
     producer = cache.worker_for(options).producer if client == "mutepro" else _plain_producer(options)
     gc.collect()
-    cpu0, wall0 = time.process_time(), time.perf_counter()
+    cpu0, wall0, own0 = time.process_time(), time.perf_counter(), time.thread_time()
     if client == "mutepro":
         start = 0
         for batch in batches:
             start += _write_batch(producer, batch, plan, ids, 3, start)
     else:
         _plain_loop(producer, batches, topic, ids)
-    cpu1, wall1 = time.process_time(), time.perf_counter()
+    cpu1, wall1, own1 = time.process_time(), time.perf_counter(), time.thread_time()
     if args.nowhere:
         producer.purge()
         producer.poll(0)
@@ -140,7 +140,7 @@ def sample(
         cpu2 = time.process_time()
     per_row = 1e6 / args.rows
     return {"loop_us": (cpu1 - cpu0) * per_row, "total_us": (cpu2 - cpu0) * per_row,
-            "loop_wall_us": (wall1 - wall0) * per_row}
+            "loop_thread_us": (own1 - own0) * per_row, "loop_wall_us": (wall1 - wall0) * per_row}
 
 
 def _spread(values: list[float]) -> dict[str, float]:
@@ -163,7 +163,7 @@ def run(args: argparse.Namespace, bootstrap: str, topic: str) -> dict[str, Any]:
     for client, encoding in cells:
         cell, anchor = f"{client}/{encoding}", f"{client}/none"
         entry: dict[str, Any] = {}
-        for what in ("loop_us", "total_us", "loop_wall_us"):
+        for what in ("loop_us", "total_us", "loop_thread_us", "loop_wall_us"):
             entry[what] = _spread([r[cell][what] for r in reps])
             if encoding != "none":
                 entry[f"extra_{what}"] = _spread([r[cell][what] - r[anchor][what] for r in reps])
