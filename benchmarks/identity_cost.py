@@ -149,7 +149,7 @@ def _spread(values: list[float]) -> dict[str, float]:
 
 def run(args: argparse.Namespace, bootstrap: str, topic: str) -> dict[str, Any]:
     batches = _batches(args.rows, args.size)
-    cells = [(c, e) for c in args.clients for e in ENCODINGS]
+    cells = [(c, e) for c in args.clients for e in args.encodings]
     for client, encoding in cells:  # warm-up: metadata, the producers, allocator pools; not recorded
         sample(client, encoding, args, bootstrap, topic, batches[:2])
     reps: list[dict[str, dict[str, float]]] = []
@@ -165,9 +165,9 @@ def run(args: argparse.Namespace, bootstrap: str, topic: str) -> dict[str, Any]:
         entry: dict[str, Any] = {}
         for what in ("loop_us", "total_us", "loop_thread_us", "loop_wall_us"):
             entry[what] = _spread([r[cell][what] for r in reps])
-            if encoding != "none":
+            if encoding != "none" and "none" in args.encodings:
                 entry[f"extra_{what}"] = _spread([r[cell][what] - r[anchor][what] for r in reps])
-        if encoding == "binary":  # the two encodings paired within each repetition
+        if encoding == "binary" and "strings" in args.encodings:  # the two encodings paired within each repetition
             entry["binary_minus_strings_loop_us"] = _spread(
                 [r[cell]["loop_us"] - r[f"{client}/strings"]["loop_us"] for r in reps])
         figures[cell] = entry
@@ -181,7 +181,7 @@ def run(args: argparse.Namespace, bootstrap: str, topic: str) -> dict[str, Any]:
             "date": time.strftime("%Y-%m-%d", time.gmtime()),
         },
         "config": {"rows": args.rows, "size": args.size, "reps": args.reps, "nowhere": args.nowhere,
-                   "clients": list(args.clients)},
+                   "clients": list(args.clients), "encodings": list(args.encodings)},
         "encodings": figures,
         "runs": reps,
     }
@@ -216,6 +216,7 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--reps", type=int, default=5, help="repetitions; each encoding once per repetition (default 5)")
     p.add_argument("--clients", default="mutepro,plain",
                    help="mutepro (the sink's loop), plain (the same loop through confluent_kafka.Producer), or both")
+    p.add_argument("--encodings", default=",".join(ENCODINGS), help=f"of {', '.join(ENCODINGS)} (default all)")
     p.add_argument("--bootstrap", help="use this cluster instead of starting a 1-broker one")
     p.add_argument("--nowhere", action="store_true", help="no broker: loop CPU only, rows purged")
     p.add_argument("--flush-timeout-s", type=float, default=120.0, help="per sample (default 120 s)")
@@ -224,6 +225,9 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     args.clients = [c.strip() for c in args.clients.split(",") if c.strip()]
     if not args.clients or set(args.clients) - {"mutepro", "plain"}:
         p.error(f"--clients: mutepro, plain or both, got {args.clients}")
+    args.encodings = [e.strip() for e in args.encodings.split(",") if e.strip()]
+    if not args.encodings or set(args.encodings) - set(ENCODINGS):
+        p.error(f"--encodings: of {', '.join(ENCODINGS)}, got {args.encodings}")
     if args.rows < ARROW_BATCH_ROWS or args.reps < 1 or args.size < 1:
         p.error(f"--rows must be >= {ARROW_BATCH_ROWS}, --reps and --size >= 1")
     return args
