@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mutepro.producer.accel import fastpath
+from mutepro.spark.errors import IdentityError
 
 #: The default: one binary header per row (the layout above).
 ID_HEADER = "x-mutepro-id"
@@ -82,11 +83,13 @@ def row_id(prefix: bytes, row: int) -> bytes:
 
 
 def decode_identity(value: bytes) -> RowId:
-    """The parts of an ``x-mutepro-id`` value; ValueError names what is wrong with one that is not."""
+    """The parts of an ``x-mutepro-id`` value; :class:`~mutepro.spark.errors.IdentityError` (a ValueError) says
+    what is wrong with one that is not."""
     if len(value) != ID_SIZE or value[0] != ID_VERSION:
-        raise ValueError(
+        raise IdentityError(
             f"{ID_HEADER}: expected {ID_SIZE} bytes starting with version {ID_VERSION}, got {len(value)} bytes "
-            f"starting with {value[:1]!r}"
+            f"starting with {value[:1]!r}; a value written by a newer mutepro needs that version to decode it "
+            "(ReplayFilter compares values without decoding them)"
         )
     _, digest, partition, row = _ID.unpack(value)
     return RowId(digest, partition, row)

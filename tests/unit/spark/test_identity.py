@@ -9,6 +9,7 @@ import pytest
 
 from mutepro.partition.hashing import key_partitioner
 from mutepro.producer import accel
+from mutepro.spark.errors import IdentityError
 from mutepro.spark.identity import (
     BATCH_HEADER,
     ID_HEADER,
@@ -52,9 +53,9 @@ class TestLayout:
 
     def test_bad_values_are_named(self) -> None:
         """A value of another size or version, or a partition that does not fit, fails saying what is wrong."""
-        with pytest.raises(ValueError, match="x-mutepro-id: expected 29 bytes"):
+        with pytest.raises(IdentityError, match="x-mutepro-id: expected 29 bytes"):
             decode_identity(b"\x01" * 28)
-        with pytest.raises(ValueError, match="version 1"):
+        with pytest.raises(IdentityError, match="version 1"):
             decode_identity(b"\x02" + bytes(28))
         with pytest.raises(ValueError, match="partition id"):
             task_prefix("q:0", 2**32)
