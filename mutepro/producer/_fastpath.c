@@ -1619,17 +1619,57 @@ done:
     return result;
 }
 
+/* The sink's binary row identity: prefix + first + i as 8 bytes big-endian (prefix: the task's constant part,
+ * see mutepro/spark/identity.py -- version byte, 16-byte digest of the batch label, Spark partition id). One
+ * bytes object per row: 29 bytes for the sink's 21-byte prefix. Shared by produce_rows and the module's row_id(),
+ * which the sink's per-row Python path calls, so that both paths write byte-identical headers. */
+static PyObject *row_id_value(const char *prefix, Py_ssize_t plen, Py_ssize_t n) {
+    PyObject *out = PyBytes_FromStringAndSize(NULL, plen + 8);
+    if (out == NULL)
+        return NULL;
+    char *p = PyBytes_AS_STRING(out);
+    memcpy(p, prefix, (size_t)plen);
+    unsigned long long u = (unsigned long long)n;
+    for (int b = 7; b >= 0; b--) {
+        p[plen + b] = (char)(u & 0xff);
+        u >>= 8;
+    }
+    return out;
+}
+
+/* row_id(prefix, n) -> prefix + n as 8 bytes big-endian: one row's binary identity (row_id_value). */
+static PyObject *py_row_id(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 2 || !PyBytes_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "row_id(prefix: bytes, n: int)");
+        return NULL;
+    }
+    Py_ssize_t n = PyLong_AsSsize_t(args[1]);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    if (n < 0) {
+        PyErr_SetString(PyExc_ValueError, "row_id: n must be >= 0");
+        return NULL;
+    }
+    return row_id_value(PyBytes_AS_STRING(args[0]), PyBytes_GET_SIZE(args[0]), n);
+}
+
 /* produce_rows(topic, values, keys, fixed, name, prefix, first, begin) -> index
  *
  * The Spark sink's inner loop in C: rows values[begin:] (keys[i] with each, or no key when keys is None) go to
  * topic through FastPath_produce, exactly as produce(topic, values[i], keys[i], headers=h) would, where h is
- * [fixed, (name, f"{prefix}{first + i}")] -- the sink's two identity headers -- or None when fixed is None.
+ * - prefix bytes (the sink's default): [(name, row_id(prefix, first + i))] -- one binary identity header; fixed
+ *   must be None;
+ * - prefix str (the older two-string identity): [fixed, (name, f"{prefix}{first + i}")], or None when fixed is
+ *   None (no identity at all).
  * Returns len(values) when every row went, or the index of the first row librdkafka's queue had no room for
  * (BufferError, cleared): the caller serves reports and calls again from there. Any other error propagates.
  *
  * Why in C: in a saturated sink task the Python loop around produce() -- the header list and its pair, the
  * f-string, the call -- cost about as much as the fast path itself (sinkloop probe, 1M rows of 512 B, two
- * headers: mutepro 3.8-4.2 us per row against the plain client's 3.2-3.4 in the same Python loop). */
+ * headers: mutepro 3.8-4.2 us per row against the plain client's 3.2-3.4 in the same Python loop). Why one
+ * binary header: each header costs the client a name and a value conversion and librdkafka a header entry per
+ * row; benchmarks/identity_cost.py measures the encodings. */
 static PyObject *FastPath_produce_rows(FastPath *fp, PyObject *const *args, Py_ssize_t nargs) {
     if (nargs != 8) {
         PyErr_SetString(PyExc_TypeError, "produce_rows(topic, values, keys, fixed, name, prefix, first, begin)");
@@ -1637,9 +1677,14 @@ static PyObject *FastPath_produce_rows(FastPath *fp, PyObject *const *args, Py_s
     }
     PyObject *topic = args[0], *values = args[1], *keys = args[2], *fixed = args[3], *name = args[4],
              *prefix = args[5];
-    if (!PyList_CheckExact(values) || (keys != Py_None && !PyList_CheckExact(keys)) || !PyUnicode_Check(prefix)
-        || (fixed != Py_None && !PyUnicode_Check(name))) {
-        PyErr_SetString(PyExc_TypeError, "produce_rows: values and keys must be lists, prefix and name str");
+    int binary = PyBytes_Check(prefix);
+    if (!PyList_CheckExact(values) || (keys != Py_None && !PyList_CheckExact(keys))
+        || !(binary || PyUnicode_Check(prefix)) || ((binary || fixed != Py_None) && !PyUnicode_Check(name))) {
+        PyErr_SetString(PyExc_TypeError, "produce_rows: values and keys must be lists, prefix bytes or str, name str");
+        return NULL;
+    }
+    if (binary && fixed != Py_None) {
+        PyErr_SetString(PyExc_TypeError, "produce_rows: fixed must be None with a bytes prefix (one binary header)");
         return NULL;
     }
     if (keys != Py_None && PyList_GET_SIZE(keys) != PyList_GET_SIZE(values)) {
@@ -1649,19 +1694,27 @@ static PyObject *FastPath_produce_rows(FastPath *fp, PyObject *const *args, Py_s
     Py_ssize_t first = PyLong_AsSsize_t(args[6]), begin = PyLong_AsSsize_t(args[7]);
     if ((first == -1 || begin == -1) && PyErr_Occurred())
         return NULL;
+    if (binary && first < 0) {
+        PyErr_SetString(PyExc_ValueError, "produce_rows: first must be >= 0 with a bytes prefix");
+        return NULL;
+    }
     Py_ssize_t plen;
-    const char *pre = PyUnicode_AsUTF8AndSize(prefix, &plen);
+    const char *pre = binary ? PyBytes_AS_STRING(prefix) : PyUnicode_AsUTF8AndSize(prefix, &plen);
     if (pre == NULL)
         return NULL;
+    if (binary)
+        plen = PyBytes_GET_SIZE(prefix);
     if (plen > 200) {
         PyErr_SetString(PyExc_ValueError, "produce_rows: prefix longer than 200 bytes");
         return NULL;
     }
+    int stamped = binary || fixed != Py_None;
     PyObject *kwnames = PyTuple_Pack(1, S_headers);
     if (kwnames == NULL)
         return NULL;
     Py_INCREF(values); /* a callback run by the slow path could drop the caller's last reference */
     Py_XINCREF(keys);
+    Py_INCREF(prefix); /* row_id_value reads its buffer */
     PyObject *result = NULL;
     char buf[256];
     memcpy(buf, pre, (size_t)plen);
@@ -1672,7 +1725,16 @@ static PyObject *FastPath_produce_rows(FastPath *fp, PyObject *const *args, Py_s
         if ((i & 1023) == 0 && i != begin && PyErr_CheckSignals() < 0)
             goto done;
         PyObject *headers = Py_None;
-        if (fixed != Py_None) {
+        if (binary) {
+            PyObject *id = row_id_value(buf, plen, first + i);
+            PyObject *pair = id != NULL ? PyTuple_Pack(2, name, id) : NULL;
+            Py_XDECREF(id);
+            if (pair == NULL || (headers = PyList_New(1)) == NULL) {
+                Py_XDECREF(pair);
+                goto done;
+            }
+            PyList_SET_ITEM(headers, 0, pair);
+        } else if (fixed != Py_None) {
             int len = snprintf(buf + plen, sizeof(buf) - (size_t)plen, "%zd", first + i);
             PyObject *row = PyUnicode_FromStringAndSize(buf, plen + len);
             PyObject *pair = row != NULL ? PyTuple_Pack(2, name, row) : NULL;
@@ -1691,7 +1753,7 @@ static PyObject *FastPath_produce_rows(FastPath *fp, PyObject *const *args, Py_s
         Py_INCREF(value);
         Py_INCREF(key);
         PyObject *call[4] = {topic, value, key, headers};
-        PyObject *r = FastPath_produce(fp, call, 3, fixed != Py_None ? kwnames : NULL);
+        PyObject *r = FastPath_produce(fp, call, 3, stamped ? kwnames : NULL);
         Py_DECREF(value);
         Py_DECREF(key);
         Py_DECREF(headers);
@@ -1709,6 +1771,7 @@ done:
     Py_DECREF(kwnames);
     Py_DECREF(values);
     Py_XDECREF(keys);
+    Py_DECREF(prefix);
     return result;
 }
 
@@ -2401,6 +2464,8 @@ static PyMethodDef module_methods[] = {
     {"murmur2", (PyCFunction)py_murmur2, METH_O,
      "murmur2(data) -> Java's Utils.murmur2 / librdkafka's rd_murmur2 (seed 0x9747b28c), unsigned 32-bit"},
     {"fnv1a", (PyCFunction)py_fnv1a, METH_O, "fnv1a(data) -> librdkafka's rd_fnv1a (abs of the int32), unsigned"},
+    {"row_id", (PyCFunction)(void (*)(void))py_row_id, METH_FASTCALL,
+     "row_id(prefix, n) -> prefix + n as 8 bytes big-endian: the Spark sink's binary row identity"},
     {NULL},
 };
 

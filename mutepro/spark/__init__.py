@@ -15,12 +15,13 @@ from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # for type checkers and the API docs; at run time __getattr__ imports each name on first use
-    from mutepro.spark.core import BATCH_HEADER, ROW_HEADER
+    from mutepro.spark.core import BATCH_HEADER, ID_HEADER, ROW_HEADER
     from mutepro.spark.datasource import FORMAT, MuteproDataSource, register
     from mutepro.spark.dedup import ReplayFilter, row_identity
     from mutepro.spark.errors import SinkDeliveryError
     from mutepro.spark.figures import BatchFigures, TaskFigures
     from mutepro.spark.foreach import KafkaSink
+    from mutepro.spark.identity import RowId, decode_identity
     from mutepro.spark.options import SinkOptions, parse_options
 
 #: public name -> its module. Importing mutepro.spark (or mutepro.spark.cli, `mutepro spark jars`) loads no pyspark;
@@ -28,11 +29,14 @@ if TYPE_CHECKING:  # for type checkers and the API docs; at run time __getattr__
 _LAZY: dict[str, str] = {
     'BATCH_HEADER': 'mutepro.spark.core',
     'ROW_HEADER': 'mutepro.spark.core',
+    'ID_HEADER': 'mutepro.spark.core',
     'FORMAT': 'mutepro.spark.datasource',
     'MuteproDataSource': 'mutepro.spark.datasource',
     'register': 'mutepro.spark.datasource',
     'ReplayFilter': 'mutepro.spark.dedup',
     'row_identity': 'mutepro.spark.dedup',
+    'RowId': 'mutepro.spark.identity',
+    'decode_identity': 'mutepro.spark.identity',
     'SinkDeliveryError': 'mutepro.spark.errors',
     'BatchFigures': 'mutepro.spark.figures',
     'TaskFigures': 'mutepro.spark.figures',
@@ -44,14 +48,17 @@ _LAZY: dict[str, str] = {
 __all__ = [
     "BATCH_HEADER",
     "FORMAT",
+    "ID_HEADER",
     "ROW_HEADER",
     "BatchFigures",
     "KafkaSink",
     "MuteproDataSource",
     "ReplayFilter",
+    "RowId",
     "SinkDeliveryError",
     "SinkOptions",
     "TaskFigures",
+    "decode_identity",
     "parse_options",
     "register",
     "row_identity",

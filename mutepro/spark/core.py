@@ -25,14 +25,12 @@ from mutepro.spark import cache
 from mutepro.spark.errors import SinkDeliveryError
 from mutepro.spark.figures import TaskFigures
 from mutepro.spark.flushing import flush_task
+from mutepro.spark.identity import BATCH_HEADER, ID_HEADER, ROW_HEADER, TaskIds
 from mutepro.spark.schema import WritePlan
 
 log = get_logger("mutepro.spark")
 
-#: Header naming the batch a message was written in: ``<query id or write id>:<batch id>``.
-BATCH_HEADER = "x-mutepro-batch"
-#: Header naming the row within the batch: ``<Spark partition id>:<row index in the task>``.
-ROW_HEADER = "x-mutepro-row"
+__all__ = ["BATCH_HEADER", "ID_HEADER", "ROW_HEADER", "task_labels", "write_task"]
 _FULL_QUEUE_PAUSE_S = 0.05
 _METADATA_WAIT_S = 10.0
 _EVENT_KINDS = frozenset({"mute", "remute", "unmute"})
@@ -75,9 +73,10 @@ def write_task(batches: Iterable[Any], plan: WritePlan, run: str, batch: int | N
     before = (counters.rerouted, counters.held, counters.rescued)
     started = time.monotonic()
     rows = 0
+    ids = TaskIds.for_task(options.id_format, label, part) if options.id_headers else None
     try:
         for record_batch in batches:
-            rows += _write_batch(producer, record_batch, plan, label.encode(), f"{part}:", rows)
+            rows += _write_batch(producer, record_batch, plan, ids, part, rows)
         flush_from = time.monotonic()
         left, inflight_rescues = flush_task(producer, options.flush_timeout_s, options.hedge_after_s)
     except BaseException:
@@ -131,7 +130,7 @@ def _new_events(worker: cache.Worker) -> _Events:
 
 
 def _write_batch(
-    producer: MuteProducer, record_batch: Any, plan: WritePlan, batch_label: bytes, row_prefix: str, start: int
+    producer: MuteProducer, record_batch: Any, plan: WritePlan, ids: TaskIds | None, part: int, start: int
 ) -> int:
     options = plan.options
     columns = {name.lower(): record_batch.column(i) for i, name in enumerate(record_batch.schema.names)}
@@ -139,18 +138,20 @@ def _write_batch(
     values = columns["value"].to_pylist()
     keys = columns["key"].to_pylist() if plan.has_key else [None] * n
     produce = producer.produce
-    id_headers = options.id_headers
-    batch_pair = (BATCH_HEADER, batch_label)  # one tuple for every row of the batch
     if plan.simple and options.topic is not None:  # simple implies the topic option is set (RowPlan.simple)
-        # the whole loop in one call (C on the fast path); it stops at a row the queue has no room for
-        fixed_topic, fixed = options.topic, (batch_pair if id_headers else None)
+        # the whole loop in one call (C on the fast path); it stops at a row the queue has no room for.
+        # No identity: a str prefix with fixed None writes no headers.
+        fixed_topic = options.topic
+        name, prefix, fixed = (ids.name, ids.prefix, ids.fixed) if ids is not None else (ROW_HEADER, "", None)
         row_keys = keys if plan.has_key else None
+        # MuteProducer._produce_rows is annotated with the older str prefix; it passes a bytes one through to C
+        rows_prefix: Any = prefix
         i = 0
         while i < n:
-            i = producer._produce_rows(fixed_topic, values, row_keys, fixed, ROW_HEADER, row_prefix, start, i)
+            i = producer._produce_rows(fixed_topic, values, row_keys, fixed, name, rows_prefix, start, i)
             if i < n:
-                ids = [batch_pair, (ROW_HEADER, f"{row_prefix}{start + i}")] if id_headers else None
-                _produce_when_room(producer, fixed_topic, values[i], keys[i], -1, ids)
+                row_ids = ids.headers(start + i) if ids is not None else None
+                _produce_when_room(producer, fixed_topic, values[i], keys[i], -1, row_ids)
                 i += 1
         return n
     topics = columns["topic"].to_pylist() if plan.has_topic_column and not options.topic else None
@@ -160,16 +161,16 @@ def _write_batch(
         topic = topics[i] if topics is not None else options.topic
         if topic is None:
             raise ConfigError(
-                f"row {start + i} of Spark partition {row_prefix[:-1]}: column 'topic' is null and no 'topic' option "
+                f"row {start + i} of Spark partition {part}: column 'topic' is null and no 'topic' option "
                 "is set; set .option('topic', ...) or fill the column"
             )
         partition = partitions[i] if partitions is not None and partitions[i] is not None else -1
         headers: list[tuple[str, Any]] | None = None
         if user_headers is not None and user_headers[i]:
             headers = [(h["key"], h["value"]) for h in user_headers[i]]
-        if id_headers:
-            ids = [batch_pair, (ROW_HEADER, f"{row_prefix}{start + i}")]
-            headers = ids if headers is None else headers + ids
+        if ids is not None:
+            row_ids = ids.headers(start + i)
+            headers = row_ids if headers is None else headers + row_ids
         try:
             produce(topic, values[i], keys[i], partition, headers=headers)
         except BufferError:

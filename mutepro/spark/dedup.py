@@ -1,9 +1,12 @@
 """Consumer side: drop the replays the sink's at-least-once delivery can produce.
 
-Every message the sink writes carries ``x-mutepro-batch`` (query or write id, and batch id) and
-``x-mutepro-row`` (Spark partition and row index in the task). A retried task, a re-run micro-batch and a
-message mutepro re-sent from a muted partition (that copy also carries ``x-mutepro-rescued-from``) all repeat
-the identity of the first copy, so a reader that remembers identities can drop them::
+Every message the sink writes carries its row's identity (batch label, Spark partition, row index in the task): by
+default one binary ``x-mutepro-id`` header, or (``mutepro.idFormat=strings``, and every version before it) the two
+headers ``x-mutepro-batch`` and ``x-mutepro-row``; see :mod:`mutepro.spark.identity`. Both formats are read, into
+the same canonical identity, so a topic holding both (written across an upgrade) is filtered as one. A retried
+task, a re-run micro-batch and a message mutepro re-sent from a muted partition (that copy also carries
+``x-mutepro-rescued-from``) all repeat the identity of the first copy, so a reader that remembers identities
+can drop them::
 
     replays = ReplayFilter()
     for msg in consumer_messages:
@@ -18,28 +21,15 @@ true of Kafka, files and ``rate`` sources, not of a non-deterministic transforma
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from typing import Any
 
-from mutepro.spark.core import BATCH_HEADER, ROW_HEADER
+from mutepro.spark.identity import Headers, row_identity
+
+__all__ = ["RESCUE_HEADER", "ReplayFilter", "row_identity"]
 
 #: The header MuteProducer's rescue adds (``rescue.header`` in the policy; this is its default).
 RESCUE_HEADER = "x-mutepro-rescued-from"
-
-Headers = Sequence[tuple[str, Any]] | None
-
-
-def row_identity(headers: Headers) -> tuple[bytes, bytes] | None:
-    """(batch, row) header values of a message written by the sink, or None for other messages."""
-    batch = row = None
-    for name, value in headers or ():
-        if name == BATCH_HEADER:
-            batch = value
-        elif name == ROW_HEADER:
-            row = value
-    if batch is None or row is None:
-        return None
-    return (bytes(batch), bytes(row))
 
 
 class ReplayFilter:
@@ -62,7 +52,7 @@ class ReplayFilter:
         self.capacity = capacity
         self.headerless_are_copies = headerless_are_copies
         self.rescue_header = rescue_header
-        self._seen: dict[tuple[bytes, bytes], None] = {}
+        self._seen: dict[bytes, None] = {}  # canonical identities (identity.row_identity)
         self._content: dict[bytes, bool] = {}  # content hash -> came as an identity-less rescued copy
         self.replays = 0
 

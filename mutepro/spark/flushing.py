@@ -2,8 +2,8 @@
 
 A plain ``flush()`` waits for messages already in flight to a stalled broker until ``message.timeout.ms``,
 although mutepro routed the task's other rows away within seconds; a half-open partition's probe stuck there
-holds it the same way. The sink can do better than the plain client because its rows carry identity headers
-(``x-mutepro-batch``, ``x-mutepro-row``): a copy is told apart from its original by any reader
+holds it the same way. The sink can do better than the plain client because its rows carry an identity
+(``x-mutepro-id``, :mod:`mutepro.spark.identity`): a copy is told apart from its original by any reader
 (:class:`~mutepro.spark.dedup.ReplayFilter`). So the task flushes in short steps, and once only muted partitions
 still hold messages and the oldest has waited longer than the slow-call threshold (or was sent before its
 partition was muted again after a failed probe), it asks the producer to take them back from librdkafka, in

@@ -23,6 +23,8 @@ _SPARK_INTERNAL = {"checkpointlocation", "path", "queryname", "__dataframe_id__"
 
 #: ``mutepro.hedgeAfter``: see :func:`mutepro.spark.flushing.flush_task`.
 DEFAULT_HEDGE_AFTER_S = 1.0
+#: ``mutepro.idFormat``: how rows carry their identity (mutepro.spark.identity); the first is the default.
+ID_FORMATS = ("binary", "strings")
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,7 @@ class SinkOptions:
     topic: str | None = None
     include_headers: bool = True
     id_headers: bool = True
+    id_format: str = "binary"  # ID_FORMATS: one binary header, or the older two strings
     flush_timeout_s: float | None = None
     hedge_after_s: float | None = DEFAULT_HEDGE_AFTER_S
 
@@ -55,6 +58,7 @@ def parse_options(raw: Mapping[str, Any]) -> SinkOptions:
     policy_value: str | None = None
     topic: str | None = None
     include_headers = id_headers = True
+    id_format = ID_FORMATS[0]
     flush_timeout: float | None = None
     hedge_after: float | None = DEFAULT_HEDGE_AFTER_S
     for name, value in raw.items():
@@ -73,6 +77,13 @@ def parse_options(raw: Mapping[str, Any]) -> SinkOptions:
             policy_value = text
         elif lower == "mutepro.idheaders":
             id_headers = _bool(name, text)
+        elif lower == "mutepro.idformat":
+            id_format = text.strip().lower()
+            if id_format not in ID_FORMATS:
+                raise ConfigError(
+                    f"option {name!r}: expected one of {', '.join(ID_FORMATS)} (binary: one x-mutepro-id header, "
+                    f"the default; strings: x-mutepro-batch and x-mutepro-row, for readers older than it), got {text!r}"
+                )
         elif lower == "mutepro.flushtimeout":
             flush_timeout = _seconds(name, text)
         elif lower == "mutepro.hedgeafter":
@@ -81,7 +92,7 @@ def parse_options(raw: Mapping[str, Any]) -> SinkOptions:
             continue
         else:
             known = ", ".join(sorted({"kafka.*", "topic", "includeHeaders", "policy", "mutepro.flushTimeout",
-                                      "mutepro.hedgeAfter", "mutepro.idHeaders"}))
+                                      "mutepro.hedgeAfter", "mutepro.idHeaders", "mutepro.idFormat"}))
             raise ConfigError(f"option {name!r} is not a mutepro sink option; known: {known}")
     policy = read_policy_source(policy_value) if policy_value else {}
     client.update(extra)
@@ -94,7 +105,7 @@ def parse_options(raw: Mapping[str, Any]) -> SinkOptions:
             "'host:9092') or client.bootstrap.servers in the policy"
         )
     _check_client(effective)
-    return SinkOptions(client, policy, topic, include_headers, id_headers, flush_timeout, hedge_after)
+    return SinkOptions(client, policy, topic, include_headers, id_headers, id_format, flush_timeout, hedge_after)
 
 
 def _check_client(client: dict[str, Any]) -> None:

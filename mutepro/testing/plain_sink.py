@@ -1,10 +1,11 @@
 """The sink's write loop through a plain ``confluent_kafka.Producer``: the ceiling for mutepro's Spark sink.
 
 Benchmark tooling, not a sink: no muting, no rescue, no figures. It writes what mutepro's sink writes (the same
-Arrow batches through ``mapInArrow``, the same two identity headers per row, the same client defaults: murmur2,
-a 128 MB queue, errors-only delivery reports) with one cached producer per Python worker, so that
-``benchmarks/spark_bench.py`` can tell how much of the gap to Spark's Java sink is mutepro's own cost and how much
-is librdkafka driven from Python. It lives in the package because Spark's Python workers import it by name.
+Arrow batches through ``mapInArrow``, the same ``x-mutepro-id`` header per row built by the same C function, the
+same client defaults: murmur2, a 128 MB queue, errors-only delivery reports) with one cached producer per Python
+worker, so that ``benchmarks/spark_bench.py`` can tell how much of the gap to Spark's Java sink is mutepro's own
+cost and how much is librdkafka driven from Python. It lives in the package because Spark's Python workers
+import it by name.
 """
 
 from __future__ import annotations
@@ -45,17 +46,20 @@ def _write_partition(batches: Iterator[Any], *, topic: str, client: tuple[tuple[
     import pyarrow as pa
     from pyspark import TaskContext
 
+    from mutepro.producer.accel import fastpath
+    from mutepro.spark.identity import ID_HEADER, task_prefix
+
     ctx = TaskContext.get()
     part = ctx.partitionId() if ctx is not None else 0
     producer = _producer(client)
-    produce, poll = producer.produce, producer.poll
-    batch_pair = ("x-mutepro-batch", b"plain:0")
+    produce, poll, row_id = producer.produce, producer.poll, fastpath.row_id
+    prefix = task_prefix("plain:0", part)
     _failed[0] = 0
     rows = 0
     for record_batch in batches:
         values = record_batch.column(record_batch.schema.get_field_index("value")).to_pylist()
         for value in values:
-            ids = [batch_pair, ("x-mutepro-row", f"{part}:{rows}")]
+            ids = [(ID_HEADER, row_id(prefix, rows))]
             while True:
                 try:
                     produce(topic, value, None, headers=ids)

@@ -25,12 +25,12 @@ from pyspark.errors import StreamingQueryException
 
 from mutepro.cluster.launcher import LocalCluster
 from mutepro.partition.hashing import murmur2_hash
-from mutepro.spark import BATCH_HEADER, ROW_HEADER, KafkaSink, ReplayFilter, register, row_identity
+from mutepro.spark import BATCH_HEADER, ID_HEADER, ROW_HEADER, KafkaSink, ReplayFilter, register, row_identity
 from mutepro.spark.workerenv import workers_import_this_mutepro
 
 pytestmark = [pytest.mark.spark, pytest.mark.integration]
 
-_ID_HEADERS = {BATCH_HEADER, ROW_HEADER}
+_ID_HEADERS = {ID_HEADER, BATCH_HEADER, ROW_HEADER}
 
 
 @pytest.fixture(scope="session")

@@ -5,18 +5,46 @@ from __future__ import annotations
 import pytest
 
 from mutepro.spark.dedup import RESCUE_HEADER, ReplayFilter, row_identity
+from mutepro.spark.identity import TaskIds
 
 
 def ids(batch: str, row: str) -> list[tuple[str, bytes]]:
+    """The binary header (the sink's default) of row "<partition>:<index>" of batch ``batch``."""
+    part, index = row.split(":")
+    return TaskIds.for_task("binary", batch, int(part)).headers(int(index))
+
+
+def old_ids(batch: str, row: str) -> list[tuple[str, bytes]]:
+    """The two string headers the sink wrote before the binary one (and with mutepro.idFormat=strings)."""
     return [("x-mutepro-batch", batch.encode()), ("x-mutepro-row", row.encode())]
 
 
 class TestRowIdentity:
-    def test_reads_both_headers(self) -> None:
-        """The identity is the (batch, row) header pair; anything else is not a sink message."""
-        assert row_identity([("a", b"1"), *ids("q:3", "0:7")]) == (b"q:3", b"0:7")
+    def test_reads_both_formats(self) -> None:
+        """The binary header and the older pair name the same row alike; anything else is not a sink message."""
+        assert row_identity([("a", b"1"), *ids("q:3", "0:7")]) == row_identity([("a", b"1"), *old_ids("q:3", "0:7")])
         assert row_identity([("x-mutepro-batch", b"q:3")]) is None
         assert row_identity(None) is None
+
+
+class TestOlderRecords:
+    def test_old_format_records_are_filtered(self) -> None:
+        """Records with the two string headers only (a topic written before the binary header): repeats dropped."""
+        f = ReplayFilter()
+        assert not f.is_replay(old_ids("q:3", "0:7"), b"k", b"v")
+        assert f.is_replay(old_ids("q:3", "0:7"), b"k", b"v")
+        assert not f.is_replay(old_ids("q:3", "0:8"), b"k", b"v2")
+        assert not f.is_replay(old_ids("q:4", "0:7"), b"k", b"v")
+        assert f.replays == 1
+
+    @pytest.mark.parametrize("old_first", [True, False])
+    def test_a_replay_across_an_upgrade_is_recognised(self, old_first: bool) -> None:
+        """A row first written with the old headers and replayed with the binary one (or back) is a replay."""
+        f = ReplayFilter()
+        first, second = (old_ids, ids) if old_first else (ids, old_ids)
+        assert not f.is_replay(first("q:3", "2:9"), b"k", b"v")
+        assert f.is_replay(second("q:3", "2:9"), b"k", b"v")
+        assert not f.is_replay(second("q:3", "2:10"), b"k", b"v3")
 
 
 class TestReplayFilter:

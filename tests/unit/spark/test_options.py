@@ -34,6 +34,13 @@ class TestParseOptions:
         """Spark hands options over case-insensitively: includeHeaders and includeheaders are one option."""
         assert parse_options({**BASE, "includeheaders": "false"}).include_headers is False
         assert parse_options({**BASE, "mutepro.IdHeaders": "false"}).id_headers is False
+        assert parse_options({**BASE, "mutepro.idformat": "STRINGS"}).id_format == "strings"
+
+    def test_identity_format_defaults_to_binary_and_names_the_choices(self) -> None:
+        """mutepro.idFormat: binary unless set; a bad value fails naming the option and the choices."""
+        assert parse_options(BASE).id_format == "binary"
+        with pytest.raises(ConfigError, match=r"mutepro.idFormat.*binary, strings"):
+            parse_options({**BASE, "mutepro.idFormat": "json"})
         assert parse_options({**BASE, "mutepro.flushTimeout": "30"}).flush_timeout_s == 30.0
 
     def test_the_flush_hedge_is_on_by_default_and_zero_turns_it_off(self) -> None:
