@@ -237,7 +237,7 @@ class MuteProducer(Unbuilt, Lifecycle, ProducerThreads, ClientPassthrough, Mutep
 
     def _produce_rows(
         self, topic: str, values: list[Any], keys: list[Any] | None, fixed: tuple[str, Any] | None, name: str,
-        prefix: str, first: int, begin: int = 0,
+        prefix: str | bytes, first: int, begin: int = 0,
     ) -> int:
         """mutepro's Spark sink only: many rows with identity headers in one call, up to the first the queue has no
         room for, in C (``FastPath.produce_rows``: each row as MuteProducer's own produce() takes it, also on a
