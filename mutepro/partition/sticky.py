@@ -25,16 +25,10 @@ from typing import Any
 from mutepro.errors import ConfigError
 from mutepro.partition.snapshot import TopicSnapshot
 
-
-class _Stick:
-    """One topic's current sticky partition; only ``sent`` changes in place, a switch replaces it whole."""
-
-    __slots__ = ("deadline", "partition", "sent")
-
-    def __init__(self, partition: int, deadline: float) -> None:
-        self.partition = partition
-        self.deadline = deadline
-        self.sent = 0
+#: The per-topic stick: the C extension's ``Tally`` holds it (partition, deadline, bytes sent), and its
+#: ``choose_sticky`` applies the rule -- the same code the C fast path runs for every unkeyed message. A chooser
+#: used on its own (no producer) keeps a bare ``Tally`` per topic just for its stick.
+_NO_SLOW_S = 0.0
 
 
 class StickyChooser:
@@ -43,10 +37,13 @@ class StickyChooser:
     ``sticky_bytes <= 0`` disables the byte limit (time-only, like librdkafka). ``linger_s == 0`` disables
     stickiness: every message draws a new partition (librdkafka's ``sticky.partitioning.linger.ms=0``).
 
-    Thread-safety: many producing threads may call :meth:`choose` at once without a lock. The per-topic state
-    is one object replaced by a single dict assignment, and the only in-place update is ``sent += nbytes``; a
-    race can lose a byte count or make two threads switch at once (an extra switch), but every returned
-    partition was in the ``writable`` of the snapshot the caller passed and nothing can raise.
+    The rule itself is the C fast path's (``Tally.choose_sticky``), given this chooser's clock reading as
+    ``now``: one implementation for the fast path, the slow path and injected clocks. ``choose(snap, n, stick)``
+    with a producer's ``Tally`` for the topic advances the very stick the C fast path uses, so slow-path messages
+    and fast-path messages share one sticky partition, as they do in librdkafka.
+
+    Thread-safety: the C rule runs holding the GIL; only ``pick`` (the weighted draw) runs Python code in between.
+    Every returned partition was in the ``writable`` of the snapshot the caller passed.
     """
 
     __slots__ = ("_clock", "_linger_s", "_rng", "_state", "_sticky_bytes")
@@ -68,7 +65,7 @@ class StickyChooser:
         self._linger_s = float(linger_s)
         self._rng = rng if rng is not None else random.Random()
         self._clock = clock
-        self._state: dict[str, _Stick] = {}
+        self._state: dict[str, Any] = {}  # topic -> the Tally holding its stick
 
     @property
     def clock(self) -> Callable[[], float]:
@@ -84,25 +81,20 @@ class StickyChooser:
     def linger_s(self) -> float:
         return self._linger_s
 
-    def choose(self, snap: TopicSnapshot, nbytes: int) -> int | None:
-        """The partition for an unkeyed message of ``nbytes`` bytes, or ``None`` if nothing is writable."""
-        stick = self._state.get(snap.topic)
-        if stick is not None:
-            partition = stick.partition
-            if partition in snap.writable_set and (
-                (self._sticky_bytes == 0 or stick.sent < self._sticky_bytes)
-                and self._clock() < stick.deadline
-            ):
-                stick.sent += nbytes
-                return partition
-        chosen = self.pick(snap)
-        if chosen is None:
-            self._state.pop(snap.topic, None)
-            return None
-        if self._linger_s > 0:
-            stick = _Stick(chosen, self._clock() + self._linger_s)
-            stick.sent = nbytes
-            self._state[snap.topic] = stick
+    def choose(self, snap: TopicSnapshot, nbytes: int, stick: Any = None) -> int | None:
+        """The partition for an unkeyed message of ``nbytes`` bytes, or ``None`` if nothing is writable.
+
+        ``stick``: the producer's ``Tally`` of ``snap.topic`` (its stick is the C fast path's); None: this
+        chooser's own for the topic."""
+        if stick is None:
+            stick = self._state.get(snap.topic)
+            if stick is None:
+                from mutepro.producer.accel import fastpath  # here: the producer package imports this module
+
+                stick = self._state[snap.topic] = fastpath.Tally(0, _NO_SLOW_S)
+        chosen: int | None = stick.choose_sticky(
+            snap, nbytes, float(self._clock()), self._sticky_bytes, self._linger_s, self.pick
+        )
         return chosen
 
     def pick(self, snap: TopicSnapshot) -> int | None:
@@ -126,7 +118,7 @@ class StickyChooser:
     def current(self, topic: str) -> int | None:
         """The topic's current sticky partition, if any (for tests and diagnostics)."""
         stick = self._state.get(topic)
-        return None if stick is None else stick.partition
+        return None if stick is None else stick.stick
 
     def reset(self, topic: str | None = None) -> None:
         """Forget the sticky partition of ``topic`` (all topics when ``None``); the next message redraws."""

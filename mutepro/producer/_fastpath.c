@@ -239,8 +239,13 @@ static PyObject *Tally_busy(Tally *self, PyObject *unused) {
     return out;
 }
 
+static PyObject *Tally_choose_sticky(Tally *self, PyObject *const *args, Py_ssize_t nargs);
+
 static PyMethodDef Tally_methods[] = {
     {"grow", (PyCFunction)Tally_grow, METH_O, "grow(count): track partitions up to count (never shrinks)"},
+    {"choose_sticky", (PyCFunction)(void (*)(void))Tally_choose_sticky, METH_FASTCALL,
+     "choose_sticky(snap, size, now, sticky_bytes, linger_s, pick) -> partition or None: the sticky rule of the "
+     "fast path at an explicit time ``now`` (StickyChooser's clock)"},
     {"busy", (PyCFunction)Tally_busy, METH_NOARGS,
      "busy(): partitions with messages outstanding or whose sent/reported moved since the last call"},
     {"defer_probes", (PyCFunction)(void (*)(void))Tally_defer_probes, METH_FASTCALL,
@@ -802,6 +807,7 @@ static int message_methods(FastPath *fp, PyObject *msg) {
 
 /* mutepro.producer.message.EXPLICIT: partition= given by the application, never moved (a rescue requeues it) */
 #define KIND_EXPLICIT 1
+#define KIND_UNCOUNTED 2 /* mutepro.producer.message.UNCOUNTED: no tally (librdkafka partitions it, or untracked) */
 #define KIND_PROBE 4 /* mutepro.producer.message.PROBE: its success answers the breaker (Python's probe_result) */
 
 /* librdkafka's purge errors (RD_KAFKA_RESP_ERR__PURGE_QUEUE, __PURGE_INFLIGHT) */
@@ -820,7 +826,12 @@ static int purge_report(Reporter *self, PyObject *err, PyObject *msg) {
         return -1;
     if (code != ERR_PURGE_QUEUE && code != ERR_PURGE_INFLIGHT)
         return 0;
-    if (long_method(msg, S_partition, &p) < 0 || restore_headers(self, msg) < 0)
+    PyObject *pobj = PyObject_CallMethodNoArgs(msg, S_partition);
+    if (pobj == NULL)
+        return -1;
+    p = pobj == Py_None ? -1 : PyLong_AsLong(pobj); /* None: librdkafka's unassigned queue (an uncounted send) */
+    Py_DECREF(pobj);
+    if ((p == -1 && PyErr_Occurred()) || restore_headers(self, msg) < 0)
         return -1;
     PyObject *lat = PyObject_CallMethodNoArgs(msg, S_latency);
     if (lat == NULL)
@@ -850,7 +861,7 @@ static int purge_report(Reporter *self, PyObject *err, PyObject *msg) {
         return -1;
     Tally *t = self->tally;
     fp->counts->reported_total++;
-    if (p >= 0 && p < t->count)
+    if (t != NULL && p >= 0 && p < t->count)
         t->cells[p * NFIELDS + COL_REPORTED]++;
     return 1;
 }
@@ -871,7 +882,7 @@ static PyObject *Reporter_vectorcall(Reporter *self, PyObject *const *args, size
         }
         return reporter_fallback(self, err, msg);
     }
-    if (self->kind & KIND_PROBE)
+    if (self->kind & (KIND_PROBE | KIND_UNCOUNTED))
         return reporter_fallback(self, err, msg);
     int cached = message_methods(fp, msg);
     long p = self->partition;
@@ -1052,7 +1063,7 @@ static Reporter *reporter_new(FastPath *fp, PyObject *cb, Tally *tally, PyObject
     r->fp = fp;
     Py_INCREF(cb);
     r->cb = cb;
-    Py_INCREF(tally);
+    Py_XINCREF(tally); /* NULL: an uncounted message (FastPath.send), whose reports all go on to Python */
     r->tally = tally;
     r->headers = kept;
     r->kind = kind;
@@ -1173,9 +1184,37 @@ static void count_sent(FastPath *fp, Tally *t, long p, Py_ssize_t size) {
     fp->counts->sent_total++;
 }
 
+/* One more message produced: every inline_poll_every of them while the application does not poll, serve
+ * librdkafka's reports here (queued for its next poll) so they do not pile up until the driver's next tick. The
+ * one counter and rule for every produce(), the fast path's and the slow path's messages alike. Never from
+ * inside a poll on this thread (a delivery callback that produces): confluent-kafka's poll() nested in its own
+ * callback loses the outer call's state and aborts the process. Marked as a poll of this thread, not the
+ * application's: callbacks are queued, so a callback never runs inside produce(). 0, or -1 with an exception
+ * (the message went to librdkafka all the same: an exception here is Ctrl-C or a callback's). */
+static int inline_poll(FastPath *fp) {
+    if (++fp->since_app_poll < fp->inline_poll_every || poll_state_get(fp) != 0 || fp->rescue_pending)
+        return 0;
+    fp->since_app_poll = 0;
+    fp->inline_polls++;
+    if (poll_state_set(fp, 2) < 0)
+        return -1;
+    fp->inline_pollers++;
+    PyObject *pr = PyObject_CallOneArg(fp->inner_poll, ZERO);
+    fp->inline_pollers--;
+    if (poll_state_set(fp, 0) < 0)
+        PyErr_Clear(); /* removing an entry allocates nothing; cannot fail in practice */
+    if (pr == NULL)
+        return -1;
+    Py_DECREF(pr);
+    return 0;
+}
+
 static PyObject *slow(FastPath *fp, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
     fp->fallbacks++;
-    return PyObject_Vectorcall(fp->slow_produce, args, PyVectorcall_NARGS(nargsf), kwnames);
+    PyObject *r = PyObject_Vectorcall(fp->slow_produce, args, PyVectorcall_NARGS(nargsf), kwnames);
+    if (r != NULL && !fp->closed && inline_poll(fp) < 0) /* the slow path's messages count as the fast path's */
+        Py_CLEAR(r);
+    return r;
 }
 
 /* snapshots[topic] (borrowed), or NULL with or without an exception set.
@@ -1205,6 +1244,79 @@ static PyObject *snapshot_of(FastPath *fp, PyObject *topic) {
     return snap;
 }
 
+/* The sticky rule, once (KIP-480 / librdkafka's sticky.partitioning.linger.ms): a topic's stick, kept in its
+ * Tally, holds while it is before its deadline and under sticky_bytes (0: no byte limit) -- and its partition is
+ * still writable, which the callers check -- and a new pick starts a stick of linger_s (0: none, every message
+ * draws anew). sticky_choose (the fast path, on CLOCK_MONOTONIC) and Tally.choose_sticky (Python's
+ * StickyChooser, on any clock: ``now`` is an argument) both go through these two. */
+static int stick_in_bytes(Tally *t, long long sticky_bytes) {
+    return t->stick_partition >= 0 && (sticky_bytes == 0 || t->stick_sent < sticky_bytes);
+}
+
+static void stick_start(Tally *t, long p, double now, double linger_s, Py_ssize_t size) {
+    if (linger_s > 0) {
+        t->stick_partition = p;
+        t->stick_deadline = now + linger_s;
+        t->stick_sent = size;
+        t->stick_stride = Py_MIN(t->stick_msgs / 64, 64);
+        t->stick_skip = t->stick_stride;
+        t->stick_msgs = 1;
+    } else {
+        t->stick_partition = -1;
+    }
+}
+
+/* choose_sticky(snap, size, now, sticky_bytes, linger_s, pick): the partition of an unkeyed message of ``size``
+ * bytes at ``now`` (any clock, the same for every call on this tally), or None when nothing is writable: the
+ * stick when it holds and snap.writable_set has it, else pick(snap) -- a new stick. */
+static PyObject *Tally_choose_sticky(Tally *self, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 6) {
+        PyErr_SetString(PyExc_TypeError, "choose_sticky(snap, size, now, sticky_bytes, linger_s, pick)");
+        return NULL;
+    }
+    PyObject *snap = args[0], *pick = args[5];
+    Py_ssize_t size = PyLong_AsSsize_t(args[1]);
+    double now = PyFloat_AsDouble(args[2]);
+    long long sticky_bytes = PyLong_AsLongLong(args[3]);
+    double linger_s = PyFloat_AsDouble(args[4]);
+    if (PyErr_Occurred())
+        return NULL;
+    long sp = self->stick_partition;
+    if (stick_in_bytes(self, sticky_bytes > 0 ? sticky_bytes : 0) && now < self->stick_deadline) {
+        PyObject *writable = PyObject_GetAttr(snap, S_writable_set);
+        if (writable == NULL)
+            return NULL;
+        PyObject *pobj = PyLong_FromLong(sp);
+        int ok = pobj != NULL ? PySequence_Contains(writable, pobj) : -1;
+        Py_DECREF(writable);
+        if (ok < 0) {
+            Py_XDECREF(pobj);
+            return NULL;
+        }
+        if (ok) {
+            self->stick_sent += size;
+            self->stick_msgs++;
+            self->stick_skip = self->stick_stride; /* a precise read, as the fast path's */
+            return pobj;
+        }
+        Py_DECREF(pobj);
+    }
+    PyObject *r = PyObject_CallOneArg(pick, snap);
+    if (r == NULL)
+        return NULL;
+    if (r == Py_None) {
+        self->stick_partition = -1;
+        return r;
+    }
+    long p = PyLong_AsLong(r);
+    if (p == -1 && PyErr_Occurred()) {
+        Py_DECREF(r);
+        return NULL;
+    }
+    stick_start(self, p, now, linger_s, size);
+    return r;
+}
+
 /* Choose the sticky partition for an unkeyed message; -1 when the Python path must decide (nothing writable,
  * a Python exception, or the world changed while pick() ran). */
 static long sticky_choose(FastPath *fp, PyObject *topic, PyObject *snap, Tally *t, long count, Py_ssize_t size,
@@ -1219,7 +1331,7 @@ static long sticky_choose(FastPath *fp, PyObject *topic, PyObject *snap, Tally *
     double now = 0.0;
     long sp = t->stick_partition;
     int in_time = 0;
-    if (sp >= 0 && sp < count && (fp->sticky_bytes == 0 || t->stick_sent < fp->sticky_bytes)) {
+    if (sp < count && stick_in_bytes(t, fp->sticky_bytes)) {
         if (t->stick_skip > 0 && coarse_monotonic_s() < t->stick_deadline) {
             t->stick_skip--;
             in_time = 1;
@@ -1269,18 +1381,9 @@ static long sticky_choose(FastPath *fp, PyObject *topic, PyObject *snap, Tally *
         PyErr_Clear();
         return -1;
     }
-    if (fp->linger_s > 0) {
-        if (now == 0.0)
-            now = monotonic_s();
-        t->stick_partition = p;
-        t->stick_deadline = now + fp->linger_s;
-        t->stick_sent = size;
-        t->stick_stride = Py_MIN(t->stick_msgs / 64, 64);
-        t->stick_skip = t->stick_stride;
-        t->stick_msgs = 1;
-    } else {
-        t->stick_partition = -1;
-    }
+    if (now == 0.0 && fp->linger_s > 0)
+        now = monotonic_s();
+    stick_start(t, p, now, fp->linger_s, size);
     return p;
 }
 
@@ -1583,25 +1686,8 @@ static PyObject *FastPath_produce(FastPath *fp, PyObject *const *args, size_t na
             goto done;
         Py_DECREF(w);
     }
-    if (++fp->since_app_poll >= fp->inline_poll_every && poll_state_get(fp) == 0 && !fp->rescue_pending) {
-        /* The application is not polling: serve librdkafka's reports here (queued for its next poll) so they
-         * do not pile up until the driver's next tick. Never from inside a poll on this thread (a delivery
-         * callback that produces): confluent-kafka's poll() nested in its own callback loses the outer call's
-         * state and aborts the process. Marked as a poll of this thread, not the application's: callbacks
-         * are queued, so a callback never runs inside produce(). */
-        fp->since_app_poll = 0;
-        fp->inline_polls++;
-        if (poll_state_set(fp, 2) < 0)
-            goto done;
-        fp->inline_pollers++;
-        PyObject *pr = PyObject_CallOneArg(fp->inner_poll, ZERO);
-        fp->inline_pollers--;
-        if (poll_state_set(fp, 0) < 0)
-            PyErr_Clear(); /* removing an entry allocates nothing; cannot fail in practice */
-        if (pr == NULL)
-            goto done;
-        Py_DECREF(pr);
-    }
+    if (inline_poll(fp) < 0)
+        goto done;
     Py_INCREF(Py_None);
     result = Py_None;
     goto done;
@@ -2134,6 +2220,10 @@ static PyObject *hand_over(PyObject *slow, double left) {
     return r;
 }
 
+typedef long long (*slice_fn)(FastPath *fp, PyObject *serve, double wait_s);
+static long long direct_slice(FastPath *fp, PyObject *serve, double wait_s);
+static PyObject *serve_until(FastPath *fp, double t, slice_fn slice, PyObject *serve);
+
 /* poll(timeout=-1): MuteProducer.poll, served here while nothing unusual is going on (see direct_ok), the rest
  * by the Python poll (slow_poll). The busy writer's poll(0) -- confluent-kafka's README polls once per message --
  * is one round; a longer poll waits in librdkafka up to DIRECT_SLICE_S at a time, and between slices looks at
@@ -2156,10 +2246,43 @@ static PyObject *FastPath_poll(FastPath *fp, PyObject *const *args, size_t nargs
         long long served = direct_round(fp, fp->inner_poll, ZERO);
         return served < 0 ? NULL : PyLong_FromLongLong(served);
     }
+    return serve_until(fp, t, direct_slice, NULL);
+}
+
+/* One slice of the application's poll served here (serve_until's ``serve`` for FastPath_poll). */
+static long long direct_slice(FastPath *fp, PyObject *serve, double wait_s) {
+    return direct_wait(fp, fp->inner_poll, wait_s);
+}
+
+/* One slice served by the Python callable ``serve(wait_s) -> served`` (DirectServing._serve). */
+static long long python_slice(FastPath *fp, PyObject *serve, double wait_s) {
+    PyObject *wait = PyFloat_FromDouble(wait_s);
+    if (wait == NULL)
+        return -1;
+    PyObject *r = PyObject_CallOneArg(serve, wait);
+    Py_DECREF(wait);
+    if (r == NULL)
+        return -1;
+    long long served = PyLong_AsLongLong(r);
+    Py_DECREF(r);
+    return served == -1 && PyErr_Occurred() ? -1 : served;
+}
+
+/* The wait of poll(t) (t seconds, < 0: forever), the one rule for every poll: slices of at most DIRECT_SLICE_S
+ * (a wait in librdkafka, back at once when a report arrives), back as soon as a slice served something; between
+ * slices Ctrl-C is checked and -- FastPath_poll only (``serve`` NULL) -- whether this code may still serve (else
+ * the Python poll takes the time left). librdkafka waits whole milliseconds (confluent-kafka truncates:
+ * poll(0.0009) is poll(0)), so less than MIN_WAIT_S left ends the wait: the last 0.4 ms of poll(0.001) asked again
+ * and again was a poll(0) spin, ~1 ms of CPU per call. */
+static PyObject *serve_until(FastPath *fp, double t, slice_fn slice, PyObject *serve) {
+    if (t == 0) {
+        long long served = slice(fp, serve, 0.0);
+        return served < 0 ? NULL : PyLong_FromLongLong(served);
+    }
     double deadline = t < 0 ? 0.0 : monotonic_s() + t;
     double wait = t < 0 || t > DIRECT_SLICE_S ? DIRECT_SLICE_S : t;
     for (;;) {
-        long long served = direct_wait(fp, fp->inner_poll, wait);
+        long long served = slice(fp, serve, wait);
         if (served != 0)
             return served < 0 ? NULL : PyLong_FromLongLong(served);
         double left = -1.0;
@@ -2170,11 +2293,36 @@ static PyObject *FastPath_poll(FastPath *fp, PyObject *const *args, size_t nargs
         }
         if (PyErr_CheckSignals() < 0) /* Ctrl-C during a slice (confluent-kafka checks only between 200 ms chunks) */
             return NULL;
-        ok = direct_ok(fp);
-        if (ok <= 0)
-            return ok < 0 ? NULL : hand_over(fp->slow_poll, left);
+        if (serve == NULL) {
+            int ok = direct_ok(fp);
+            if (ok <= 0)
+                return ok < 0 ? NULL : hand_over(fp->slow_poll, left);
+        }
         wait = t < 0 || left > DIRECT_SLICE_S ? DIRECT_SLICE_S : left;
     }
+}
+
+/* serve_for(timeout, serve): DirectServing.poll -- the wait of serve_until with the Python ``serve(wait_s)`` for
+ * each slice (the poll() this code leaves: queued callbacks, a rescue, a nested call). ``timeout`` None or < 0:
+ * forever. */
+static PyObject *FastPath_serve_for(FastPath *fp, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 2) {
+        PyErr_SetString(PyExc_TypeError, "serve_for(timeout, serve)");
+        return NULL;
+    }
+    double t = -1.0;
+    if (args[0] != Py_None) {
+        t = PyFloat_AsDouble(args[0]);
+        if (t == -1.0 && PyErr_Occurred())
+            return NULL;
+        if (t < 0)
+            t = -1.0;
+    }
+    if (isnan(t)) {
+        PyErr_SetString(PyExc_ValueError, "serve_for: timeout is NaN");
+        return NULL;
+    }
+    return serve_until(fp, t, python_slice, args[1]);
 }
 
 /* What flush() waits for: len(producer) -- messages outstanding in librdkafka, callbacks queued, messages held,
@@ -2282,18 +2430,15 @@ static PyObject *FastPath_send(FastPath *fp, PyObject *const *args, Py_ssize_t n
     if ((p == -1 || kind == -1) && PyErr_Occurred())
         return NULL;
     PyObject *tally_obj = PyDict_GetItemWithError(fp->tallies, topic);
-    if (tally_obj == NULL || !PyObject_TypeCheck(tally_obj, &Tally_Type)) {
-        if (!PyErr_Occurred())
-            PyErr_Format(PyExc_ValueError, "send: no tally for topic %R", topic);
+    if (tally_obj == NULL && PyErr_Occurred())
         return NULL;
-    }
-    Tally *t = (Tally *)Py_NewRef(tally_obj);
+    Tally *t = NULL;
+    if (tally_obj != NULL && PyObject_TypeCheck(tally_obj, &Tally_Type) && p >= 0 && p < ((Tally *)tally_obj)->count)
+        t = (Tally *)Py_NewRef(tally_obj);
+    else
+        kind |= KIND_UNCOUNTED; /* no partition to count: every report of it goes on to Python (on_report) */
     PyObject *reporter = NULL, *pobj = NULL, *result = NULL;
     int ran_python = 0; /* send() re-checks nothing after the reporter: Python running there is harmless */
-    if (p < 0 || p >= t->count) {
-        PyErr_Format(PyExc_ValueError, "send: partition %ld is not tracked for %R", p, topic);
-        goto done;
-    }
     if (headers != Py_None || kind != 0)
         reporter = (PyObject *)reporter_new(fp, cb, t, headers != Py_None ? headers : NULL, kind, 0);
     else if ((reporter = fastpath_reporter(fp, cb, topic, t, 0, &ran_python)) == NULL) {
@@ -2311,6 +2456,11 @@ static PyObject *FastPath_send(FastPath *fp, PyObject *const *args, Py_ssize_t n
     if (r == NULL)
         goto done;
     Py_DECREF(r);
+    if (t == NULL) {
+        fp->counts->sent_total++;
+        result = Py_NewRef(Py_None);
+        goto done;
+    }
     /* the tally may have grown meanwhile (never shrinks): p is still inside it */
     Py_ssize_t size = value == Py_None ? 0 : PyObject_Length(value); /* len(value), as Core.send counts it */
     if (size < 0) {
@@ -2322,7 +2472,7 @@ static PyObject *FastPath_send(FastPath *fp, PyObject *const *args, Py_ssize_t n
 done:
     Py_XDECREF(pobj);
     Py_XDECREF(reporter);
-    Py_DECREF(t);
+    Py_XDECREF(t);
     return result;
 }
 
@@ -2408,6 +2558,8 @@ static PyMethodDef FastPath_methods[] = {
      "slow_poll"},
     {"flush", (PyCFunction)(void (*)(void))FastPath_flush, METH_FASTCALL | METH_KEYWORDS,
      "flush(timeout=-1): MuteProducer.flush; waits here when nothing unusual is going on, the rest by slow_flush"},
+    {"serve_for", (PyCFunction)(void (*)(void))FastPath_serve_for, METH_FASTCALL,
+     "serve_for(timeout, serve) -> served: poll()'s wait (slices, deadline) with serve(wait_s) for each slice"},
     {"polling", (PyCFunction)FastPath_polling, METH_NOARGS,
      "how many polls of the wrapped producer this thread is inside (0: none; > 0: e.g. in a delivery callback)"},
     {NULL},

@@ -17,14 +17,7 @@ from confluent_kafka import KafkaError, KafkaException
 from mutepro.mute.manager import ProducerMuteManager
 from mutepro.policy.schema import TopicPolicy
 from mutepro.producer.callbacks import CallbackQueue
-from mutepro.producer.message import (
-    PROBE,
-    UNCOUNTED,
-    DeliveryCallback,
-    OutMessage,
-    Reporter,
-    keeping_headers,
-)
+from mutepro.producer.message import PROBE, DeliveryCallback, OutMessage, Reporter
 from mutepro.producer.metrics import ProducerCounters
 from mutepro.producer.pacing import Pacer
 from mutepro.producer.tracker import OutstandingTracker
@@ -174,26 +167,10 @@ class Core:
         self, topic: str, value: Any, key: Any, headers: Any, timestamp: int, cb: DeliveryCallback | None,
         partition: int, kind: int,
     ) -> None:
-        """:meth:`dispatch` for a message not (yet) wrapped in an :class:`OutMessage` (the produce() path).
-
-        A message for a tracked partition goes through the C extension (``FastPath.send``: its reporter, the
-        positional call, the partition's counts); only an uncounted one (librdkafka partitions it, or its topic or
-        partition is not tracked yet) is sent from here, with a Python reporter and no partition to count."""
-        tally = self.tracker.topics.get(topic) if partition >= 0 else None
-        if tally is not None and partition < tally.count:
-            self._fast.get().send(topic, value, key, partition, cb, timestamp, headers, kind)
-        else:
-            kind |= UNCOUNTED
-            try:
-                reporter = self.reporters[(cb, kind)]
-            except (KeyError, TypeError):
-                reporter = self.reporter(cb, kind)
-            if headers is not None:
-                reporter = keeping_headers(reporter, headers)
-            self.inner.produce(
-                topic, value, key, partition=partition, on_delivery=reporter, timestamp=timestamp, headers=headers
-            )
-            self.totals.sent_total += 1
+        """:meth:`dispatch` for a message not (yet) wrapped in an :class:`OutMessage` (the produce() path): through
+        the C extension (``FastPath.send``: its reporter, the positional call, the partition's counts; a message
+        with no tracked partition goes uncounted, librdkafka partitioning it for ``UNASSIGNED``)."""
+        self._fast.get().send(topic, value, key, partition, cb, timestamp, headers, kind)
         if self.pacer.parked:  # after the count: see Pacer.park
             self.pacer.wake()
 

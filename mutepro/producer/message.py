@@ -98,18 +98,6 @@ def enqueued_at(msg: Message) -> float | None:
     return time.monotonic() - latency if latency is not None and latency >= 0 else None
 
 
-def keeping_headers(reporter: Reporter, headers: Any) -> Reporter:
-    """A delivery report carries no headers; a failed message that is re-sent from its report (rescue, timeout)
-    gets its own back first. One closure per message with headers, only for those."""
-
-    def report(err: KafkaError | None, msg: Message) -> None:
-        if err is not None:
-            msg.set_headers(headers)
-        reporter(err, msg)
-
-    return report
-
-
 def with_header(headers: Any, name: str, value: bytes) -> Any:
     """``headers`` (list, mapping or None) with ``name`` set to ``value`` (replacing any earlier one)."""
     if headers is None:

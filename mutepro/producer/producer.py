@@ -46,9 +46,6 @@ from mutepro.producer.threads import ProducerThreads, start_threads
 
 __all__ = ["InnerFactory", "MuteProducer", "Unbuilt"]
 
-#: Python's produce() (what C hands over) serves delivery reports inline every this many messages (see
-#: _serve_reports); C's own produce() every 1,024 (FastPath inline_poll_every).
-_INLINE_POLL_EVERY = 256
 
 
 class Unbuilt:
@@ -117,7 +114,6 @@ class MuteProducer(Unbuilt, Lifecycle, ProducerThreads, ClientPassthrough, Mutep
         )
         parts = assemble(args, _hooks(self))  # every part, built once (see mutepro.producer.assembly)
         vars(self).update(parts.attributes())  # the facade's attributes: Parts' fields, "_"-prefixed
-        self._since_poll = 0
         self._closed = False
         self._driver_error: BaseException | None = None
         vars(self).update(_c_calls(self))
@@ -164,21 +160,7 @@ class MuteProducer(Unbuilt, Lifecycle, ProducerThreads, ClientPassthrough, Mutep
         cb = on_delivery or callback or self._user_on_delivery
         with self._lock:
             self._slow.produce(topic, value, key, partition, cb, timestamp, headers, self._snapshots.get(topic))
-            self._since_poll += 1
-            if self._since_poll >= _INLINE_POLL_EVERY:
-                self._serve_reports()
-
-    def _serve_reports(self) -> None:
-        """Serve librdkafka's delivery reports on this thread (producer lock held).
-
-        Why on the producing thread: confluent-kafka drops and retakes the GIL around every report callback. On
-        a second thread that means a GIL hand-over per message while the application is busy producing, which
-        cost ~10 us a message here — more than the message itself. Served inline every few hundred messages (and
-        from poll()/flush()), reports cost what they cost the plain client; the driver thread serves them once per
-        tick before judging the partitions, so muting never waits for the application.
-        """
-        self._since_poll = 0
-        self._inner.poll(0)
+        # its inline report serving is the C produce()'s (FastPath inline_poll_every), which counts this message too
 
     @compat.surfaces_interrupts
     def poll(self, timeout: float = -1) -> int:
@@ -250,16 +232,6 @@ class MuteProducer(Unbuilt, Lifecycle, ProducerThreads, ClientPassthrough, Mutep
         return self._rescuer.stragglers
 
 
-def _hooks(producer: MuteProducer) -> Hooks:
-    """What the parts call on ``producer`` (see :class:`~mutepro.producer.assembly.Hooks`): MuteProducer's own
-    produce/poll/flush/len, bound, whatever a subclass overrides (the C code hands its leftovers to these)."""
-    return Hooks(
-        slow_produce=MuteProducer._produce_slow.__get__(producer), slow_poll=MuteProducer.poll.__get__(producer),
-        slow_flush=MuteProducer.flush.__get__(producer), pending=MuteProducer.__len__.__get__(producer),
-        metrics=producer.metrics, outstanding=producer.outstanding, accumulated=producer.accumulated,
-        in_flight=producer.in_flight, on_error=producer._on_error, on_stats=producer._on_stats,
-        on_throttle=producer._on_throttle,
-    )
 
 
 def _c_calls(producer: MuteProducer) -> dict[str, Any]:

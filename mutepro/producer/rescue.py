@@ -98,15 +98,9 @@ class Rescuer:
     # -- purge reports (report handler) ----------------------------------------------------------------
 
     def on_purged(self, cb: DeliveryCallback | None, kind: int, msg: Message) -> bool:
-        """A purge report: True when it is our rescue's (kept and re-sent), False when the application's."""
-        if self.rescuing:
-            # Purged by our own rescue: batched and re-sent in enqueue order. librdkafka reports a purge in
-            # parts (the partition's queue first, then each broker's transmit queue, which holds the OLDER
-            # messages), so report order is not produce order: re-sent as reported, a key's messages came out
-            # of order (e.g. sequences 201-205 written after 213). The enqueue time is now - latency, both on
-            # CLOCK_MONOTONIC, read here in the report itself.
-            self.batch.append((enqueued_at(msg), cb, kind, msg))
-            return True
+        """A purge report outside a rescue's collection: True when it is a straggler of our rescue (re-sent),
+        False when the application's. (While a rescue collects, every purge report goes to its ``purge_sink`` in C,
+        ``_fastpath.c`` ``purge_report``: every message is sent through ``FastPath.send`` with a C reporter.)"""
         if self.rescue_purge_at > self.user_purge_at:
             # A straggler of our rescue (served on another thread after the rescue ran): re-sent on its own.
             self.stragglers += 1

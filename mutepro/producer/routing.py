@@ -118,12 +118,13 @@ class Router:
 
     def route(
         self, topic: str, key: Any, size: int, snap: TopicSnapshot, *, holding: bool,
-        held_before: Callable[[str, int], bool], outstanding: Callable[[str, int], int],
+        held_before: Callable[[str, int], bool], outstanding: Callable[[str, int], int], stick: Any = None,
     ) -> Decision:
         """Where a message goes. ``holding``: any partition holds messages; ``held_before(topic, p)``: partition
-        p does; ``outstanding(topic, p)``: p's messages still in librdkafka."""
+        p does; ``outstanding(topic, p)``: p's messages still in librdkafka; ``stick``: the topic's ``Tally``,
+        whose sticky partition the C fast path shares (None: the chooser's own)."""
         if key is None and self._sticky is not None:
-            partition = self._sticky.choose(snap, size)  # the common unkeyed case, in one call
+            partition = self._sticky.choose(snap, size, stick)  # the common unkeyed case, in one call
         else:
             home = self._home_of(key, snap.partition_count) if self._home_of is not None else None
             if home is not None:

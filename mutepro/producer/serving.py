@@ -23,10 +23,6 @@ from mutepro.producer import accel
 from mutepro.producer.callbacks import CallbackQueue
 from mutepro.producer.tracker import OutstandingTracker
 
-#: a blocking poll() waits in librdkafka this long at a time (then checks the queue again): confluent-kafka's own
-#: poll wakes this often too (it waits in 200 ms chunks to notice Ctrl-C), so the slices cost no extra wake-ups
-_DIRECT_WAIT_S = 0.2
-_MIN_WAIT_S = 0.001  # librdkafka's unit: less than this left is a poll(0), and the deadline has come
 _QUIET_S = 1.0  # a rescue waits at most this long for other threads to leave librdkafka's poll
 
 
@@ -42,27 +38,11 @@ class DirectServing:
         self._no_rescue.set()
 
     def poll(self, timeout: float | None) -> int:
-        if timeout == 0:  # the busy writer's poll(0), often once per message: one round, no clock
-            return self._serve(0.0)
-        if timeout is None or timeout < 0:
-            while True:
-                served = self._serve(_DIRECT_WAIT_S)
-                if served:
-                    return served
-        # One wait in librdkafka per slice (GIL released), back at once when a report arrives; between slices the
-        # queue is looked at again (reports the driver thread queued meanwhile). librdkafka waits whole
-        # milliseconds (confluent-kafka truncates: poll(0.0009) is poll(0)), so a wait is never asked for less than
-        # one: the last 0.4 ms of poll(0.001) asked again and again was a poll(0) spin, ~1 ms of CPU per call.
-        deadline = time.monotonic() + timeout
-        wait = min(timeout, _DIRECT_WAIT_S)
-        while True:
-            served = self._serve(wait)
-            if served:
-                return served
-            left = deadline - time.monotonic()
-            if left < _MIN_WAIT_S:
-                return 0
-            wait = min(left, _DIRECT_WAIT_S)
+        """The Python side of ``poll(timeout)`` (what the C poll leaves: queued callbacks, a rescue, a closed or
+        failed producer): the C wait (``FastPath.serve_for``, the one rule for every poll's slices and deadline)
+        with :meth:`_serve` for each slice."""
+        served: int = self._fast.serve_for(timeout, self._serve)
+        return served
 
     def flush_round(self) -> None:
         self._serve(0.0)
@@ -111,7 +91,7 @@ class DirectServing:
     def quiesce(self) -> None:
         # The application's poll() runs without the producer lock, so it could serve some of the purge reports,
         # late and on its own thread. Keep new polls out and wait (bounded: a poll waits in librdkafka at most
-        # _DIRECT_WAIT_S at a time) until no other thread is inside one.
+        # 0.2 s at a time, FastPath.serve_for) until no other thread is inside one.
         fast = self._fast
         self._no_rescue.clear()
         fast.rescue_pending = 1

@@ -72,7 +72,7 @@ class SlowPath:
         holds = self._holds
         decision = self._router.route(
             topic, key, len(value) if value is not None else 0, snap, holding=bool(holds.queues),
-            held_before=holds.holds_before, outstanding=core.tracker.count,
+            held_before=holds.holds_before, outstanding=core.tracker.count, stick=core.tracker.topics.get(topic),
         )
         counters = core.counters
         if decision.action is Action.DISPATCH:

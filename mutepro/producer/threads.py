@@ -53,7 +53,7 @@ class ProducerThreads:
         next_tick = 0.0
         try:
             while not self._stop.is_set():
-                # Reports are normally served by the producing thread (see _serve_reports); the driver serves
+                # Reports are normally served by the producing thread (FastPath inline_poll_every); the driver serves
                 # them once per tick, right before judging the partitions, so an idle or blocked application
                 # never delays a mute by more than one tick. With nothing to judge it parks (see pacing).
                 now = self._clock()

@@ -968,15 +968,43 @@ class TestSend:
             rig.fast.send("t", b"v", None, 1, None, 0, None, 0)
         assert rig.tally.sent[1] == 0 and rig.tracker.sent_total == 0
 
-    def test_untracked_partitions_and_topics_are_refused(self) -> None:
-        """A partition outside the tally, or a topic without one, is a ValueError naming it (Core.send only
-        calls send() for counted partitions)."""
+    def test_untracked_partitions_and_topics_go_uncounted(self) -> None:
+        """A partition outside the tally, a topic without one, or UNASSIGNED (-1) is sent uncounted (kind
+        UNCOUNTED added, only sent_total counted): the one send path, Python's uncounted sends included."""
         rig = Rig()
-        with pytest.raises(ValueError, match="partition 6"):
-            rig.fast.send("t", b"v", None, 6, None, 0, None, 0)
-        with pytest.raises(ValueError, match="'other'"):
-            rig.fast.send("other", b"v", None, 0, None, 0, None, 0)
-        assert rig.inner.calls == []
+        rig.fast.send("t", b"v", None, 6, None, 0, None, 0)
+        rig.fast.send("other", b"v", None, -1, None, 0, None, 0)
+        assert [c[:4] for c in rig.inner.calls] == [("t", b"v", None, 6), ("other", b"v", None, -1)]
+        assert rig.tracker.sent_total == 2 and sum(rig.tally.sent) == 0
+
+    def test_an_uncounted_reports_go_to_python_with_their_headers(self) -> None:
+        """An uncounted message's success and failure both go on to on_report with kind UNCOUNTED (2): Python
+        marks the topic placed, counts it; a failure gets its headers back first (what message.keeping_headers
+        did for Python's own uncounted sends)."""
+        rig = Rig()
+        headers = [("h", b"1")]
+        rig.fast.send("other", b"v", None, -1, None, 0, headers, 0)
+        reporter = rig.inner.calls[-1][4]
+        reporter(None, FakeMsg("other", 3))
+        err = confluent_kafka.KafkaError(confluent_kafka.KafkaError._MSG_TIMED_OUT)
+        msg = confluent_kafka.Message(topic="other", partition=3, value=b"v", error=err)
+        reporter(err, msg)
+        assert [(kind, e) for _, kind, e, _ in rig.reports] == [(2, None), (2, err)]
+        assert msg.headers() == headers and rig.tally.reported[3] == 0
+
+    def test_an_uncounted_purge_goes_to_the_rescues_sink(self) -> None:
+        """While a rescue collects (purge_sink set), an uncounted message's purge report is collected by C like
+        any other (reported_total counted, no tally), with its headers back: no Python collection path."""
+        rig = Rig()
+        rig.fast.send("other", b"v", None, -1, None, 0, [("h", b"1")], 0)
+        sink: list[Any] = []
+        rig.fast.purge_sink = sink
+        err = confluent_kafka.KafkaError(confluent_kafka.KafkaError._PURGE_QUEUE)
+        msg = confluent_kafka.Message(topic="other", partition=-1, value=b"v", error=err)
+        rig.inner.calls[-1][4](err, msg)
+        rig.fast.purge_sink = None
+        assert [(kind, m) for _, _, kind, m in sink] == [(2, msg)] and rig.reports == []
+        assert msg.headers() == [("h", b"1")] and rig.tracker.reported_total == 1
 
     def test_an_unhashable_callback_gets_a_reporter_of_its_own(self) -> None:
         """A callable that cannot be a cache key still gets its report."""
