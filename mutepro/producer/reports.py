@@ -15,6 +15,7 @@ from confluent_kafka import KafkaError, Message
 from mutepro.detect.errors import counts_against_partition
 from mutepro.producer.core import Core
 from mutepro.producer.message import PROBE, UNCOUNTED, DeliveryCallback, Reporter, topic_of
+from mutepro.producer.redispatch import note_placed
 from mutepro.producer.rescue import Rescuer
 
 #: Final errors after which an unkeyed (or keyed ``reroute``) message is re-sent to another partition.
@@ -51,9 +52,7 @@ class ReportHandler:
         core.totals.reported_total += 1
         tally = None
         p = -1
-        if kind & UNCOUNTED and core.unassigned_topics and (msg.partition() or 0) >= 0:
-            core.placed_topics.add(msg.topic())  # type: ignore[arg-type]
-            core.unassigned_topics.discard(msg.topic())
+        note_placed(core, kind, msg)
         if not kind & UNCOUNTED:
             tally = core.tracker.topics.get(msg.topic())  # type: ignore[arg-type]  # a report always has a topic
             p = msg.partition()  # type: ignore[assignment]
