@@ -96,3 +96,14 @@ def keys_by_home(harness: Harness, count: int = 64) -> Iterator[tuple[bytes, int
     for i in range(count):
         key = f"key{i}".encode()
         yield key, harness.home(key)
+
+
+def muted_with_queue(h: Harness) -> tuple[int, list[bytes]]:
+    """Ten unkeyed messages queued, then the first one's partition muted and one tick: (partition, its values)."""
+    for i in range(10):
+        h.producer.produce(TOPIC, f"{i}".encode(), on_delivery=h.callback)
+    victim = h.fake.sent[0].partition
+    queued = h.values(victim)
+    h.producer.mute_manager.mute(TOPIC, victim)
+    h.tick()
+    return victim, queued
