@@ -21,6 +21,7 @@ import pytest
 
 from mutepro.partition.hashing import key_partitioner
 from mutepro.partition.snapshot import TopicSnapshot
+from mutepro.partition.sticky import StickyChooser
 from mutepro.producer import accel
 from mutepro.producer.callbacks import CallbackQueue
 from mutepro.producer.message import EXPLICIT
@@ -410,6 +411,112 @@ class TestFastPathProduce:
         for _ in range(7):
             rig.fast.produce("t", b"v")
         assert rig.fast.inline_polls == 2
+
+    def test_the_slow_paths_messages_count_toward_the_same_inline_poll(self) -> None:
+        """A message handed to the slow path (here: a topic without a snapshot) counts toward inline_poll_every
+        like a fast-path one: one counter and rule for both (the slow path has no inline serving of its own)."""
+        rig = Rig(sticky_bytes=0, inline_poll_every=3)
+        rig.fast.produce("t", b"v")
+        rig.fast.produce("unknown", b"v")
+        rig.fast.produce("unknown", b"v")
+        assert len(rig.slow_calls) == 2 and rig.fast.inline_polls == 1
+        rig.fast.produce("unknown", b"v")
+        assert rig.fast.inline_polls == 1 and rig.fast.since_app_poll == 1
+
+
+class TestStickyRule:
+    """Tally.choose_sticky: the fast path's sticky rule at an explicit ``now`` (StickyChooser's clock)."""
+
+    @staticmethod
+    def _picker(picks: list[int], answer: int | None) -> Any:
+        def pick(snap: TopicSnapshot) -> int | None:
+            picks.append(1)
+            return answer
+
+        return pick
+
+    def test_the_stick_holds_until_its_deadline_then_redraws(self) -> None:
+        """linger 10 s at now=100: kept at 109.9 (no draw), redrawn at 110 -- the deadline read from ``now``."""
+        tally = fp.Tally(0, 0.0)
+        snap = TopicSnapshot.build("t", 6, frozenset(), None)
+        picks: list[int] = []
+        assert tally.choose_sticky(snap, 10, 100.0, 0, 10.0, self._picker(picks, 4)) == 4
+        assert tally.choose_sticky(snap, 10, 109.9, 0, 10.0, self._picker(picks, 1)) == 4
+        assert len(picks) == 1 and tally.stick == 4
+        assert tally.choose_sticky(snap, 10, 110.0, 0, 10.0, self._picker(picks, 1)) == 1
+        assert len(picks) == 2 and tally.stick == 1
+
+    def test_bytes_writability_and_nothing_writable(self) -> None:
+        """sticky_bytes 15: the second 10-byte message still sticks (10 < 15), the third draws; a muted stick is
+        left at once; past its deadline, pick() answering None (nothing writable) drops the stick."""
+        tally = fp.Tally(0, 0.0)
+        snap = TopicSnapshot.build("t", 6, frozenset(), None)
+        picks: list[int] = []
+        tally.choose_sticky(snap, 10, 0.0, 15, 60.0, self._picker(picks, 2))
+        assert tally.choose_sticky(snap, 10, 0.0, 15, 60.0, self._picker(picks, 3)) == 2
+        assert tally.choose_sticky(snap, 10, 0.0, 15, 60.0, self._picker(picks, 3)) == 3 and len(picks) == 2
+        muted = TopicSnapshot.build("t", 6, frozenset({3}), None)
+        assert tally.choose_sticky(muted, 10, 0.0, 15, 60.0, self._picker(picks, 5)) == 5
+        assert tally.choose_sticky(muted, 10, 100.0, 15, 60.0, self._picker(picks, None)) is None  # past 60 s
+        assert tally.stick is None
+
+    def test_linger_zero_keeps_no_stick(self) -> None:
+        """linger 0 (sticky.partitioning.linger.ms=0): every message draws."""
+        tally = fp.Tally(0, 0.0)
+        snap = TopicSnapshot.build("t", 6, frozenset(), None)
+        picks: list[int] = []
+        for _ in range(3):
+            tally.choose_sticky(snap, 1, 0.0, 0, 0.0, self._picker(picks, 2))
+        assert len(picks) == 3 and tally.stick is None
+
+    def test_the_slow_paths_choice_is_the_fast_paths_stick(self) -> None:
+        """StickyChooser.choose with the topic's Tally (what the slow path passes) sets the stick the C fast path
+        then keeps: the next unkeyed produce() goes there without a draw of its own."""
+        rig = Rig(linger_s=60.0, sticky_bytes=0)
+        chooser = StickyChooser(sticky_bytes=0, linger_s=60.0, rng=random.Random(3))
+        chosen = chooser.choose(rig.snapshots["t"], 1, rig.tally)
+        assert chosen is not None and rig.tally.stick == chosen
+        rig.fast.produce("t", b"v")
+        assert rig.inner.calls[-1][3] == chosen and rig.picks == 0
+
+
+class TestServeFor:
+    """FastPath.serve_for: the wait of poll(timeout) -- DirectServing.poll's too -- with a Python slice."""
+
+    @staticmethod
+    def _serve(answers: list[int], waits: list[float]) -> Any:
+        def serve(wait_s: float) -> int:
+            waits.append(wait_s)
+            return answers.pop(0) if answers else 0
+
+        return serve
+
+    def test_slices_until_something_is_served(self) -> None:
+        """Forever (None): 0.2 s slices until a slice serves something, which is returned."""
+        waits: list[float] = []
+        assert Rig().fast.serve_for(None, self._serve([0, 0, 3], waits)) == 3
+        assert waits == [0.2, 0.2, 0.2]
+
+    def test_zero_is_one_round_and_a_short_deadline_ends_the_wait(self) -> None:
+        """timeout 0: one round waiting 0; timeout 0.5 ms: one slice of 0.5 ms, then less than librdkafka's
+        millisecond is left and the wait ends with 0."""
+        waits: list[float] = []
+        assert Rig().fast.serve_for(0, self._serve([], waits)) == 0 and waits == [0.0]
+        waits.clear()
+        assert Rig().fast.serve_for(0.0005, self._serve([], waits)) == 0 and waits == [0.0005]
+
+    def test_a_slice_never_waits_past_the_deadline(self) -> None:
+        """timeout 0.15 (under a slice): every slice waits at most what is left of the 0.15 s."""
+        waits: list[float] = []
+        assert Rig().fast.serve_for(0.15, self._serve([0, 0, 1], waits)) == 1
+        assert waits[0] == 0.15 and len(waits) == 3 and all(0 < w <= 0.15 for w in waits)
+
+    def test_an_exception_in_a_slice_propagates(self) -> None:
+        def serve(wait_s: float) -> int:
+            raise KeyError("boom")
+
+        with pytest.raises(KeyError):
+            Rig().fast.serve_for(1.0, serve)
 
 
 class TestRerouteMemo:

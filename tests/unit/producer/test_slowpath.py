@@ -4,12 +4,15 @@ topic's other messages stay in C (Tally.defer_probes)."""
 
 from __future__ import annotations
 
+import random
 import time
 from typing import Any
 
+from mutepro import MuteProducer
+from mutepro.partition.protocols import DefaultMutingPartitioner
 from mutepro.producer.slowpath import PROBE_RECHECK_S
-from mutepro.testing.fakes import FakeClock
-from tests.unit._producer_fakes import TOPIC, Harness
+from mutepro.testing.fakes import FakeClock, FakeInnerProducer
+from tests.unit._producer_fakes import CONF, PARTITIONS, TOPIC, Harness, topic_policy
 
 #: At most this many ticks to see a 1 ms retry interval pass on the real clock (each tick takes far longer).
 MAX_TICKS = 10_000
@@ -105,3 +108,36 @@ class TestProbeDeferral:
             h.produce(f"m{i}".encode())
         assert h.producer.counters.probes == 1 and fast.fallbacks == before + 5 and tally(h).probe_snap is None
         h.close()
+
+
+class TestStickyOnAnInjectedClock:
+    """A built-in partitioner on an injected clock: the C fast path makes no sticky choice of its own (it reads
+    CLOCK_MONOTONIC), so every unkeyed message comes to the slow path, whose router asks the StickyChooser -- the
+    C rule (Tally.choose_sticky) at the injected clock's time, on the topic's own Tally."""
+
+    def test_the_stick_follows_the_injected_clock(self) -> None:
+        """A 10 ms stick. The clock standing still: 50 messages on one partition, the topic's Tally holding that
+        stick, every one chosen by the slow path. The clock moving 11 ms per message: each one drawn anew (seeded
+        draws: more than one partition)."""
+        clock = FakeClock()
+        fake = FakeInnerProducer({TOPIC: PARTITIONS})
+        partitioner = DefaultMutingPartitioner(sticky_bytes=0, linger_s=0.01, rng=random.Random(5), clock=clock)
+        producer = MuteProducer(
+            dict(CONF), policy=topic_policy(), clock=clock, partitioner=partitioner,
+            _inner_factory=fake.factory, _threads=False,
+        )
+        try:
+            producer.wait_for_topic(TOPIC, 0)
+            producer._load_metadata(clock())
+            for i in range(50):
+                producer.produce(TOPIC, f"{i}".encode())
+            used = {m.partition for m in fake.sent}
+            assert len(used) == 1 and producer._tracker.topics[TOPIC].stick in used
+            assert producer._fast.fallbacks == 50  # the slow path chose every one
+            for i in range(30):
+                clock.advance(0.011)
+                producer.produce(TOPIC, f"{i}".encode())
+            assert len({m.partition for m in fake.sent[50:]}) > 1
+        finally:
+            fake.deliver()
+            producer.close(0.05)
