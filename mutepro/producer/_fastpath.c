@@ -2407,10 +2407,12 @@ static PyObject *FastPath_polling(FastPath *self, PyObject *Py_UNUSED(ignored)) 
     return PyLong_FromSize_t((size_t)(poll_state_get(self) >> 1));
 }
 
-/* send(topic, value, key, partition, cb, timestamp, headers, kind): MuteProducer's Core.send for a message whose
- * partition is decided (0 <= partition < the topic's tally count), of any kind (a probe's success goes on to
- * Python, see Reporter_vectorcall) -- the Python path's sends (explicit partitions, reroutes, probes, rescues,
- * releases) with a C reporter, confluent-kafka's positional call and the counts of count_sent.
+/* send(topic, value, key, partition, cb, timestamp, headers, kind): MuteProducer's Core.send, every one of them --
+ * the Python path's sends (explicit partitions, reroutes, probes, rescues, releases, messages of topics whose
+ * metadata is not known yet) with a C reporter and confluent-kafka's positional call. A partition the topic's
+ * tally tracks (0 <= partition < its count) is counted (count_sent); any other (UNASSIGNED -1: librdkafka
+ * partitions it; an explicit one beyond the tally; a topic without one) goes uncounted, kind UNCOUNTED, its
+ * reports all handed on to Python (Reporter_vectorcall), its headers kept for a re-send like any other's.
  * Raises what the wrapped produce() raises (BufferError, KafkaException), with nothing counted. Why: a rescue
  * re-sends every message it took back while producing threads wait; with the purge collected in C too
  * (purge_report) benchmarks/rescue_cost.py went from 11.6 to 8.2 us a message. */
