@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 from confluent_kafka import KafkaError
 
-from tests.unit._producer_fakes import TOPIC, Harness, keys_by_home, muted_with_queue
+from mutepro import MuteProducer
+from mutepro.testing.fakes import FakeClock, FakeInnerProducer
+from tests.unit._producer_fakes import CONF, PARTITIONS, TOPIC, Harness, keys_by_home, muted_with_queue, topic_policy
 
 HEADER = "x-mutepro-rescued-from"
 
@@ -202,3 +204,28 @@ def test_a_probe_purged_by_another_partitions_rescue_counts_as_failed() -> None:
     assert h.fake.purges[purges:] == [(True, False)] and h.values(1) == []
     assert h.producer.mute_manager.state()["topics"][TOPIC][1]["state"] == "open"
     h.close()
+
+
+def test_an_uncounted_message_is_collected_by_c_and_re_sent_with_its_headers() -> None:
+    """A message sent before its topic's metadata (uncounted: librdkafka's unassigned queue, through FastPath.send
+    with a C reporter) is taken back by a rescue through the C purge sink like any other -- counted as reported
+    there, nothing handed to Python's report handler -- and re-sent where it was (the topic is not routed here
+    until librdkafka has placed it), its headers back on it."""
+    clock = FakeClock()
+    fake = FakeInnerProducer({TOPIC: PARTITIONS})
+    producer = MuteProducer(
+        dict(CONF), policy=topic_policy(rescue={}), clock=clock, _inner_factory=fake.factory, _threads=False
+    )
+    try:
+        headers = [("trace", b"42")]
+        producer.produce(TOPIC, b"early", b"k1", headers=headers)
+        assert [(s.partition, s.headers) for s in fake.sent] == [(-1, headers)]
+        totals = producer._tracker.totals
+        producer._rescuer.rescue()
+        assert fake.purges == [(True, False)] and totals.reported_total == 1 and totals.sent_total == 2
+        resent = fake.sent[-1]
+        assert (resent.value, resent.partition, resent.headers) == (b"early", -1, headers)
+        assert len(producer) == 1 and producer.counters.requeued == 1
+    finally:
+        fake.deliver()
+        producer.close(0.05)
