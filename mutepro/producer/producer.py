@@ -47,7 +47,6 @@ from mutepro.producer.threads import ProducerThreads, start_threads
 __all__ = ["InnerFactory", "MuteProducer", "Unbuilt"]
 
 
-
 class Unbuilt:
     """What a MuteProducer whose ``__init__`` never ran (a subclass that skips ``super().__init__()``) reads:
     closed, like an uninitialised ``confluent_kafka.Producer``: every call raises
@@ -232,6 +231,16 @@ class MuteProducer(Unbuilt, Lifecycle, ProducerThreads, ClientPassthrough, Mutep
         return self._rescuer.stragglers
 
 
+def _hooks(producer: MuteProducer) -> Hooks:
+    """What the parts call on ``producer`` (see :class:`~mutepro.producer.assembly.Hooks`): MuteProducer's own
+    produce/poll/flush/len, bound, whatever a subclass overrides (the C code hands its leftovers to these)."""
+    return Hooks(
+        slow_produce=MuteProducer._produce_slow.__get__(producer), slow_poll=MuteProducer.poll.__get__(producer),
+        slow_flush=MuteProducer.flush.__get__(producer), pending=MuteProducer.__len__.__get__(producer),
+        metrics=producer.metrics, outstanding=producer.outstanding, accumulated=producer.accumulated,
+        in_flight=producer.in_flight, on_error=producer._on_error, on_stats=producer._on_stats,
+        on_throttle=producer._on_throttle,
+    )
 
 
 def _c_calls(producer: MuteProducer) -> dict[str, Any]:

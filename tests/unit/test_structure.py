@@ -17,16 +17,12 @@ MODULE_LINES = 400
 CLASS_METHODS = 20
 
 #: module (relative to mutepro/) -> why it may pass MODULE_LINES
-LONG_MODULES = {
-    "producer/rescue.py": "purge, drain and redispatch of a muted partition's queue; its C/Python twins are being "
-    "removed by their own change, which splits it (not split here, to keep that change mergeable)",
-}
+LONG_MODULES: dict[str, str] = {}
 #: "module:Class" -> why it may define more than CLASS_METHODS methods
 BIG_CLASSES = {
     "mute/manager.py:ProducerMuteManager": "the public mute API (mute/unmute/state/snapshot...), each method "
     "delegating to one part in 1-4 lines",
     "mute/breaker.py:MuteBreaker": "23, of which 9 are one-line read-only properties of the breaker's state",
-    "producer/rescue.py:Rescuer": "21: see LONG_MODULES (being split with the C/Python twin removal)",
 }
 
 
