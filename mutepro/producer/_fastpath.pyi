@@ -62,6 +62,10 @@ class FastPath:
     broken: int
     slow_poll: Callable[..., int] | None
     poll_error: Callable[[BaseException], Any] | None
+    slow_flush: Callable[..., int] | None
+    pending: Callable[[], int] | None
+    resends: Any
+    inner_flush: Callable[..., int] | None
     since_app_poll: int
     rescue_pending: int
     @property

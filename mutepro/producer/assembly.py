@@ -46,7 +46,7 @@ from mutepro.producer.driver import Driver
 from mutepro.producer.holds import HoldQueues
 from mutepro.producer.listening import MuteEventListener
 from mutepro.producer.locality import AdminRackSource, LocalityMeter, RackSource
-from mutepro.producer.message import DeliveryCallback, Reporter
+from mutepro.producer.message import DeliveryCallback
 from mutepro.producer.metrics import MuteproCollector, ProducerCounters
 from mutepro.producer.pacing import IDLE_ROUND_S, Pacer
 from mutepro.producer.reports import ReportHandler
@@ -132,7 +132,6 @@ class Parts:
     router: Router
     rescuer: Rescuer
     slow: SlowPath
-    reporters: dict[tuple[Any, int], Reporter]
     fast: Any
     serving: DirectServing
     locality: LocalityMeter | None
@@ -195,10 +194,9 @@ def assemble(args: Arguments, hooks: Hooks) -> Parts:
     chosen.initialize(manager)
 
     fast_link: Later[Any] = Later("the C fast path")
-    reporter_link: Later[Callable[[DeliveryCallback | None, int], Reporter]] = Later("the report handler")
     core = Core(
         inner=inner, clock=args.clock, tracker=tracker, counters=counters, manager=manager, policy_for=policy_for,
-        only_errors=users.only_errors, pacer=pacer, fast=fast_link, make_reporter=reporter_link,
+        only_errors=users.only_errors, pacer=pacer, fast=fast_link,
     )
     holding = HoldQueues(core)
     router = Router(
@@ -217,9 +215,11 @@ def assemble(args: Arguments, hooks: Hooks) -> Parts:
         slow_produce=hooks.slow_produce, on_report=reports.on_report, callbacks=core.callbacks,
         default_cb=users.on_delivery, only_errors=users.only_errors, default=default, sticky=sticky is not None,
         partitioner_name=partitioner_name, inline_poll_every=_C_INLINE_POLL_EVERY, reroutes=core.reroutes,
+        slow_poll=hooks.slow_poll, poll_error=compat.LOST_INTERRUPT_CONVERTER, slow_flush=hooks.slow_flush,
+        pending=hooks.pending, resends=holding.retry, inner_flush=inner.flush,
     )
     serving = DirectServing(fast, inner.poll, core.callbacks)
-    _link(fast_link, reporter_link, fast, reports, serving, rescuer, pacer, hooks, holding, inner)
+    _link(fast_link, fast, serving, rescuer, pacer)
 
     locality = LocalityMeter() if client_rack is not None else None
     driver = Driver(
@@ -235,7 +235,7 @@ def assemble(args: Arguments, hooks: Hooks) -> Parts:
         flush_pause_s=min(FLUSH_RECHECK_S, args.tick_interval_s / 2), idle_round_s=_idle_round(args.store, breakers),
         policy=policy, user_on_delivery=users.on_delivery, inner=inner, tracker=tracker, manager=manager,
         snapshots=manager.snapshots, core=core, callbacks=core.callbacks, lock=core.lock, pacer=pacer,
-        holding=holding, router=router, rescuer=rescuer, slow=slow, reporters=core.reporters, fast=fast,
+        holding=holding, router=router, rescuer=rescuer, slow=slow, fast=fast,
         serving=serving, locality=locality, driver_part=driver,
         collector=None if exported is None else MuteproCollector(name, hooks.metrics, exported.namespace),
         prometheus_port=None if exported is None else exported.prometheus_port,
@@ -243,29 +243,18 @@ def assemble(args: Arguments, hooks: Hooks) -> Parts:
 
 
 def _link(
-    fast_link: Later[Any], reporter_link: Later[Callable[[DeliveryCallback | None, int], Reporter]], fast: Any,
-    reports: ReportHandler, serving: DirectServing, rescuer: Rescuer, pacer: Pacer, hooks: Hooks,
-    holding: HoldQueues, inner: Any,
+    fast_link: Later[Any], fast: Any, serving: DirectServing, rescuer: Rescuer, pacer: Pacer,
 ) -> None:
     """The links of the message's loop (see the module docstring), made once, before the producer serves a call.
 
-    The two cells the core was built with are set here. The rest are attributes set on a part after it is built
-    because its constructor has no argument for them yet (files of their own owners): ``Rescuer(serving=...)``
-    (rescue.py), ``Pacer(fast=...)`` before the fast path exists (pacing.py), and the C fast path's
-    ``slow_poll``/``poll_error``/``slow_flush``/``pending``/``resends``/``inner_flush`` (_fastpath.c's
-    constructor).
+    The cell the core was built with is set here. The rest are attributes set on a part after it is built
+    because of the same loop: the rescuer's ``serving`` (the rescuer is built before the fast path, whose reports
+    reach it) and the pacer's ``fast`` (the pacer is built first: the core and the fast path's sends wake it).
     """
     fast_link.set(fast)
-    reporter_link.set(reports.make_reporter)
     rescuer.serving = serving
     pacer.fast = fast
     # poll(0) and flush() in C too (FastPath.poll / .flush); every other call, and a subclass's own, in Python
-    fast.slow_poll = hooks.slow_poll
-    fast.poll_error = compat.LOST_INTERRUPT_CONVERTER
-    fast.slow_flush = hooks.slow_flush
-    fast.pending = hooks.pending
-    fast.resends = holding.retry
-    fast.inner_flush = inner.flush
 
 
 def _idle_round(given: BreakerStore | None, breakers: BreakerStore | None) -> float | None:

@@ -17,7 +17,7 @@ from confluent_kafka import KafkaError, KafkaException
 from mutepro.mute.manager import ProducerMuteManager
 from mutepro.policy.schema import TopicPolicy
 from mutepro.producer.callbacks import CallbackQueue
-from mutepro.producer.message import PROBE, DeliveryCallback, OutMessage, Reporter
+from mutepro.producer.message import PROBE, DeliveryCallback, OutMessage
 from mutepro.producer.metrics import ProducerCounters
 from mutepro.producer.pacing import Pacer
 from mutepro.producer.tracker import OutstandingTracker
@@ -92,7 +92,7 @@ class Core:
     def __init__(
         self, *, inner: Any, clock: Clock, tracker: OutstandingTracker, counters: ProducerCounters,
         manager: ProducerMuteManager, policy_for: Callable[[str], TopicPolicy], only_errors: bool,
-        pacer: Pacer, fast: Later[Any], make_reporter: Later[Callable[[DeliveryCallback | None, int], Reporter]],
+        pacer: Pacer, fast: Later[Any],
     ) -> None:
         self.inner = inner
         self.clock = clock
@@ -107,9 +107,6 @@ class Core:
         self.policy_for = policy_for
         self.only_errors = only_errors
         self.callbacks = CallbackQueue()
-        self.reporters: dict[tuple[Any, int], Reporter] = {}
-        # the report handler's (cb, kind) -> the closure handed to librdkafka; the handler is built after the core
-        self._make_reporter = make_reporter
         # Topics produced to before their metadata was known: the driver loads it in the background.
         self.wanted_topics: set[str] = set()
         # Set by want_metadata(): wakes the metadata thread, which otherwise sleeps until a refresh is due. A
@@ -144,20 +141,6 @@ class Core:
         if topic not in self.wanted_topics:
             self.wanted_topics.add(topic)
             self.metadata_wanted.set()
-
-    def reporter(self, cb: DeliveryCallback | None, kind: int) -> Reporter:
-        """The delivery callback handed to librdkafka: one cached closure per (user callback, kind)."""
-        try:
-            return self.reporters[(cb, kind)]
-        except KeyError:
-            pass
-        except TypeError:  # an unhashable callable: no caching
-            return self._make_reporter.get()(cb, kind)
-        reporter = self._make_reporter.get()(cb, kind)
-        if len(self.reporters) >= _REPORTER_CACHE:
-            self.reporters.clear()  # applications that pass a fresh lambda per message must not grow this
-        self.reporters[(cb, kind)] = reporter
-        return reporter
 
     def dispatch(self, m: OutMessage, partition: int, kind: int) -> None:
         """Hand one message to librdkafka for ``partition`` (UNASSIGNED: librdkafka's partitioner) and count it."""

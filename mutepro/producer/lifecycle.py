@@ -15,7 +15,6 @@ from mutepro.producer.callbacks import CallbackQueue
 from mutepro.producer.core import Core
 from mutepro.producer.driver import Driver
 from mutepro.producer.holds import HoldQueues
-from mutepro.producer.message import Reporter
 from mutepro.producer.metrics import MuteproCollector, unregister_prometheus
 from mutepro.producer.pacing import Pacer
 from mutepro.producer.rescue import Rescuer
@@ -45,7 +44,6 @@ class Lifecycle:
     _threads: list[threading.Thread]
     _driver_part: Driver
     _collector: MuteproCollector | None
-    _reporters: dict[tuple[Any, int], Reporter]
 
     if TYPE_CHECKING:  # the other halves of MuteProducer (declared only: a member here would shadow theirs)
 
@@ -133,9 +131,6 @@ class Lifecycle:
         self._inner.close()  # serves the last reports (purged ones) into the callback queue
         if self._collector is not None:
             unregister_prometheus(self._collector)
-        # The report closures refer back to this producer; dropping them lets the wrapped librdkafka handle (and
-        # its connections and log lines) go as soon as the application drops the producer.
-        self._reporters.clear()
         self._serving.closed()
         if left and warn:
             warnings.warn(

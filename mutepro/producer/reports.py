@@ -14,7 +14,7 @@ from confluent_kafka import KafkaError, Message
 
 from mutepro.detect.errors import counts_against_partition
 from mutepro.producer.core import Core
-from mutepro.producer.message import PROBE, UNCOUNTED, DeliveryCallback, Reporter, topic_of
+from mutepro.producer.message import PROBE, UNCOUNTED, DeliveryCallback, topic_of
 from mutepro.producer.redispatch import note_placed
 from mutepro.producer.rescue import Rescuer
 
@@ -29,17 +29,6 @@ class ReportHandler:
     def __init__(self, core: Core, rescuer: Rescuer) -> None:
         self._core = core
         self._rescuer = rescuer
-
-    def make_reporter(self, cb: DeliveryCallback | None, kind: int) -> Reporter:
-        """A new delivery callback for librdkafka (cached per (cb, kind) by :meth:`Core.reporter`) for a message
-        Python sent (:meth:`Core.send`'s own branch); the C reporters hand what they do not finish to
-        :meth:`on_report` directly."""
-        on_report = self.on_report
-
-        def report(err: KafkaError | None, msg: Message) -> None:
-            on_report(cb, kind, err, msg)
-
-        return report
 
     def on_report(self, cb: DeliveryCallback | None, kind: int, err: KafkaError | None, msg: Message) -> None:
         """A report the C reporter did not finish (probes, uncounted and failed messages, cold partitions), or

@@ -116,18 +116,21 @@ def build_fast_path(
     slow_produce: Callable[..., None], on_report: Callable[[Any, int, Any, Any], None], callbacks: CallbackQueue,
     default_cb: Any, only_errors: bool, default: DefaultMutingPartitioner | None, sticky: bool, partitioner_name: str,
     inline_poll_every: int, reroutes: dict[tuple[str, int], dict[int, int]] | None = None,
+    slow_poll: Callable[..., Any], poll_error: Any, slow_flush: Callable[..., Any], pending: Callable[[], int],
+    resends: Any, inner_flush: Callable[..., Any],
 ) -> Any:
     """The C fast path: produce() and delivery reports for healthy topics without a Python frame.
 
     It places keyed messages for the built-in partitioner and makes its sticky choice for unkeyed ones (when its
-    clock is the real monotonic clock), and hands every other call to ``slow_produce``.
+    clock is the real monotonic clock), and hands every other call to ``slow_produce``; poll() and flush() what
+    they leave to ``slow_poll`` / ``slow_flush``. Returned complete: nothing is set on it afterwards.
     """
     chooser = default.chooser if default is not None else None
     picker = None
     if sticky and chooser is not None and chooser.clock is time.monotonic:
         picker = chooser.pick
     key_mode = C_MODES.get(partitioner_name, "KP_NONE") if default is not None else "KP_NONE"
-    return accel.fastpath.FastPath(
+    fast = accel.fastpath.FastPath(
         inner_produce=inner.produce,
         inner_poll=inner.poll,
         snapshots=snapshots,
@@ -146,3 +149,12 @@ def build_fast_path(
         inline_poll_every=inline_poll_every,
         **({"reroutes": reroutes} if reroutes is not None else {}),
     )
+    # the C constructor takes the path's own inputs; what it hands back to Python is set here, before anyone
+    # holds the object (poll(0) and flush() in C too; every other call, and a subclass's own, in Python)
+    fast.slow_poll = slow_poll
+    fast.poll_error = poll_error
+    fast.slow_flush = slow_flush
+    fast.pending = pending
+    fast.resends = resends
+    fast.inner_flush = inner_flush
+    return fast
