@@ -9,9 +9,9 @@
 
 from __future__ import annotations
 
-from importlib import import_module
-from importlib.util import find_spec
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from mutepro._lazy import lazy_exports
 
 if TYPE_CHECKING:  # the names for type checkers and the API docs; at run time __getattr__ imports each on first use
     from mutepro.detect import Delivery, MuteReason, PartitionDetector, PartitionLoad, Verdict
@@ -136,18 +136,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """PEP 562: a public name's module is imported on first use (``from mutepro import MuteProducer`` too)."""
-    module = _LAZY.get(name)
-    if module is None:
-        # a subpackage (mutepro.producer, mutepro.errors, ...), as attribute access found them before they were lazy
-        if not name.startswith("_") and find_spec(f"{__name__}.{name}") is not None:
-            return import_module(f"{__name__}.{name}")
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value  # later lookups skip __getattr__
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals(), subpackages=True)

@@ -11,8 +11,9 @@ See README "Spark sink" for options and delivery semantics (at least once; repla
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from mutepro._lazy import lazy_exports
 
 if TYPE_CHECKING:  # for type checkers and the API docs; at run time __getattr__ imports each name on first use
     from mutepro.spark.core import BATCH_HEADER, ID_HEADER, ROW_HEADER
@@ -65,15 +66,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    """PEP 562: a public name's module is imported on first use (``from mutepro.spark import KafkaSink`` too)."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, globals())
