@@ -132,6 +132,8 @@ class TopicRegistry:
             return
         part.reports += 1
         part.reported_ever = True
+        if delivery.ok:
+            part.delivered_at, part.judged_delivery = delivery.now, True
         for det in part.detectors:
             det.record(delivery)
 
@@ -143,6 +145,8 @@ class TopicRegistry:
             return
         part.reports += calls
         part.reported_ever = part.reported_ever or calls > 0
+        if calls > failures:
+            part.delivered_at, part.judged_delivery = now, True
         for det in part.detectors:
             if _bulk(det):
                 det.record_many(calls, failures, slow, now)

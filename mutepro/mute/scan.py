@@ -21,6 +21,7 @@ from mutepro.mute.transitions import BreakerState
 from mutepro.mute.verdicts import (
     cold_stalls_of_silent_leaders,
     congestion_outliers,
+    served_elsewhere,
     slow_rates_still_waiting,
     without_saturation,
 )
@@ -78,6 +79,10 @@ def _normal(v: RoundView, found: list[Candidate]) -> list[Candidate]:
     return beyond_normal(v.topic, found, v.peaks, v.held)
 
 
+def _elsewhere(v: RoundView, found: list[Candidate]) -> list[Candidate]:
+    return served_elsewhere(v.topic, found, v.held, v.ages.keys(), v.now)
+
+
 def _saturation(v: RoundView, found: list[Candidate]) -> list[Candidate]:
     return without_saturation(v.topic, found, v.ages, v.now)
 
@@ -85,8 +90,11 @@ def _saturation(v: RoundView, found: list[Candidate]) -> list[Candidate]:
 #: The topic-wide judgements of a round, in order, after each partition's own detectors gave their verdicts
 #: (see docs/detection.md): cold partitions judged with their leader; slow rates only while messages still wait;
 #: the relative age rule (steering, then muting); congestion only for an outlier; slowness only beyond what the
-#: topic's better-served partitions wait; nothing for slowness on most partitions at once.
-JUDGEMENTS: tuple[Judgement, ...] = (_cold_stalls, _still_waiting, _outliers, _congestion, _normal, _saturation)
+#: topic's better-served partitions wait; slowness only when another broker answered meanwhile; nothing for
+#: slowness on most partitions at once.
+JUDGEMENTS: tuple[Judgement, ...] = (
+    _cold_stalls, _still_waiting, _outliers, _congestion, _normal, _elsewhere, _saturation,
+)
 
 
 def _with_cause(t: TopicRecord, cand: Candidate, waiting: frozenset[int], active: Collection[int]) -> Candidate:
@@ -148,7 +156,9 @@ def scan_topic(t: TopicRecord, load_of: LoadReader, now: float, busy: frozenset[
         closed_outstanding[p] = load.outstanding
         delivered = load.sent - load.outstanding
         if delivered != part.delivered:
-            part.delivered, part.delivered_at = delivered, now
+            if delivered > part.delivered and not part.judged_delivery:
+                part.delivered_at = now  # its first, unjudged deliveries (see PartitionRecord.delivered_at)
+            part.delivered = delivered
         if part.fresh_since is not None:
             load = since_reset(part, load, now)
         if load.sent != part.last_sent:

@@ -306,7 +306,7 @@ class Rescuer:
                     youngest = min(youngest, age)
             if counted != tracker.total:
                 return 0  # messages librdkafka partitions itself: where they wait is unknown
-        if not any(self._answered_meanwhile(topic, bad, now - youngest) for topic, bad in leaders.items()):
+        if not any(manager.answered_meanwhile(topic, bad, now - youngest) for topic, bad in leaders.items()):
             return 0  # no other broker delivered anything while they waited: no evidence against their leaders
         muted: list[str] = []
         for topic, bad in leaders.items():

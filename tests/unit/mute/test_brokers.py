@@ -91,11 +91,15 @@ class TestBrokerMuting:
 
     def test_bad_partitions_of_different_brokers(self, rig: Rig) -> None:
         """Stalls on partitions of two different brokers (the third delivering) mute no broker."""
-        rig.send(2)
-        rig.settle(2)
-        rig.stall(0, 1)
+        rig.stall(0, 1, meanwhile=(2,))
         assert rig.mgr.muted_brokers() == {}
         assert rig.mgr.muted_partitions() == {T: [0, 1]}
+
+    def test_stalls_of_two_brokers_with_no_one_answering_mute_nothing(self, rig: Rig) -> None:
+        """The same stalls with no broker delivering anything meanwhile (RF 3, acks=all, one follower stalled:
+        every partition waits for it): nothing says the producer would be served elsewhere, nothing is muted."""
+        assert rig.stall(0, 1) == []
+        assert rig.mgr.muted_partitions() == {}
 
     def test_partition_moving_onto_bad_broker_is_muted(self, rig: Rig) -> None:
         """A closed partition whose leadership moves onto a muted broker is muted at the next evaluate."""
