@@ -254,11 +254,13 @@ class ProducerMuteManager:
     def ensure_topic(
         self, topic: str, partition_count: int, leaders: Mapping[int, int],
         replicas: Mapping[int, Sequence[int]] | None = None,
+        isrs: Mapping[int, Sequence[int]] | None = None,
     ) -> None:
         """Create (or grow) the topic's partitions and publish its first snapshot. ``replicas``: each partition's
-        replica brokers (what a mute event names as the broker its messages wait on)."""
+        replica brokers, ``isrs``: its in-sync replicas (what a mute event names as the broker its messages wait
+        on)."""
         with self._lock:
-            t = self._registry.ensure(topic, partition_count, replicas)
+            t = self._registry.ensure(topic, partition_count, replicas, isrs)
             self._control.apply_leaders(t, leaders)
             self._publisher.publish(t)
 

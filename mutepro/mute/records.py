@@ -98,6 +98,7 @@ class TopicRecord:
     __slots__ = (
         "avoid_episodes",
         "avoided",
+        "isrs",
         "local",
         "name",
         "not_closed",
@@ -121,6 +122,9 @@ class TopicRecord:
         self.snapshot: TopicSnapshot | None = None
         self.probing: frozenset[int] = frozenset()
         self.replicas: dict[int, tuple[int, ...]] = {}  # partition -> replica brokers, from the metadata
+        # partition -> in-sync replicas as the last metadata refresh listed them (every 10 s: a shrink shows up
+        # to 10 s late); the brokers an acks=all write waits for (see brokers.waits_on). Empty: unknown.
+        self.isrs: dict[int, tuple[int, ...]] = {}
         # Rack-aware partitioning: the partitions led in the producer's rack (None: off for this topic), kept
         # here and recomputed only when leaders or broker racks change, not in every round's rebuild.
         self.local: frozenset[int] | None = None

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from mutepro.detect.model import MuteReason, PartitionLoad, Verdict
+from mutepro.mute.answered import last_delivery_by_leader
 from mutepro.mute.brokers import waits_on
 from mutepro.mute.normal import beyond_normal, waiting_beyond_normal
 from mutepro.mute.outliers import ACTIVE_S, age_outliers, probe_limit
@@ -97,12 +98,17 @@ JUDGEMENTS: tuple[Judgement, ...] = (
 )
 
 
-def _with_cause(t: TopicRecord, cand: Candidate, waiting: frozenset[int], active: Collection[int]) -> Candidate:
+def _with_cause(
+    t: TopicRecord, cand: Candidate, waiting: frozenset[int], active: Collection[int], view: RoundView,
+    last: Mapping[int, float],
+) -> Candidate:
     """A slow-call verdict names the broker its partition's messages wait on (see brokers.waits_on)."""
     _, part, verdict = cand
     if verdict.reason != MuteReason.SLOW_CALL:
         return cand
-    role, broker = waits_on(t, part.partition, waiting | {part.partition}, {*active, part.partition})
+    p = part.partition
+    since = view.now - view.held.get(p, 0.0)
+    role, broker = waits_on(t, p, waiting | {p}, {*active, p}, since, last)
     return t, part, Verdict(verdict.reason, {**verdict.detail, "waits_on": role, "waits_on_broker": broker})
 
 
@@ -184,7 +190,8 @@ def scan_topic(t: TopicRecord, load_of: LoadReader, now: float, busy: frozenset[
     for judge in JUDGEMENTS:
         candidates = judge(view, candidates)
     t.waiting = waiting = waiting_beyond_normal(t, active_peaks, held)
-    scan = TopicScan(trips=[_with_cause(t, c, waiting, active_ages.keys()) for c in candidates])
+    last = last_delivery_by_leader(t) if candidates else {}
+    scan = TopicScan(trips=[_with_cause(t, c, waiting, active_ages.keys(), view, last) for c in candidates])
     t.probe_limit_s = probe_limit(t, active_peaks)
     if t.runtime.slow_call_enabled:
         for p in half_open:
