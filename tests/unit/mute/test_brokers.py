@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from mutepro.detect.model import MuteReason, Verdict
-from mutepro.mute.brokers import own_evidence_by_leader, waits_on, written_by_leader
+from mutepro.mute.brokers import blamed_broker, own_evidence_by_leader, waits_on, written_by_leader
 from mutepro.mute.records import TopicRecord
 from mutepro.mute.transitions import BreakerState
 from tests.unit.mute._rig import LEADERS, POLICY, FakeClock, Rig, T
@@ -18,6 +18,15 @@ class TestOwnEvidenceByLeader:
         for p in (0, 3, 1):
             t.partitions[p].breaker = StubBreaker(BreakerState.OPEN, SLOW)  # type: ignore[assignment]
         assert own_evidence_by_leader([t]) == {1: 2, 2: 1}
+
+    def test_a_partition_counts_against_the_broker_it_waited_on(self) -> None:
+        """Partition 0 (led by 1) muted waiting on its follower, broker 2: evidence against broker 2, not 1."""
+        t = topic()
+        named = Verdict(MuteReason.SLOW_CALL, {"waits_on": "replica", "waits_on_broker": 2})
+        t.partitions[0].breaker = StubBreaker(BreakerState.OPEN, named)  # type: ignore[assignment]
+        t.partitions[1].breaker = StubBreaker(BreakerState.OPEN, SLOW)  # type: ignore[assignment]
+        assert own_evidence_by_leader([t]) == {2: 2}
+        assert blamed_broker(None, 3) == 3 and blamed_broker(named, 1) == 2
 
     def test_broker_verdicts_half_open_and_unknown_leaders_do_not_count(self) -> None:
         """Muted by the broker rule itself, on probation, or leaderless: no evidence."""
@@ -58,6 +67,24 @@ class TestWaitsOn:
         t = self._five_brokers()
         waiting = {p for p in range(20) if t.partitions[p].leader == 4}
         assert waits_on(t, 3, waiting, range(20)) == ("leader", 4)
+
+    def test_a_replica_out_of_sync_is_not_waited_on(self) -> None:
+        """Partition 2 (replicas 3, 4, 5) with broker 4 out of its ISR: acks=all no longer waits for broker 4."""
+        t = self._five_brokers()
+        waiting = {p for p, reps in t.replicas.items() if 4 in reps}
+        assert waits_on(t, 2, waiting, range(20)) == ("replica", 4)
+        t.isrs = {2: (3, 5)}
+        assert waits_on(t, 2, waiting, range(20))[1] != 4
+
+    def test_a_broker_that_answered_meanwhile_is_not_the_cause(self) -> None:
+        """RF 3 on 3 brokers, every partition waiting: replica sets cannot tell the brokers apart (a tie, broken
+        towards the leader). Brokers 1 and 3 delivered after the partition's oldest message was sent (at 10.0):
+        partition 0, led by broker 1, waits on broker 2, a replica."""
+        t = topic()
+        t.replicas = {p: (p % 3 + 1, (p + 1) % 3 + 1, (p + 2) % 3 + 1) for p in range(12)}
+        assert waits_on(t, 0, set(range(12)), range(12)) == ("leader", 1)
+        assert waits_on(t, 0, set(range(12)), range(12), 10.0, {1: 10.5, 2: 9.0, 3: 10.2}) == ("replica", 2)
+        assert waits_on(t, 0, set(range(12)), range(12), 10.0, {1: 10.5, 2: 10.1, 3: 10.2}) == ("leader", 1)
 
     def test_without_replicas_it_is_the_leader(self) -> None:
         t = topic()
