@@ -171,7 +171,7 @@ def served_elsewhere(
     acks=all write until the leaders drop it from their ISRs (``replica.lag.time.max.ms``, 10 s on the local
     cluster). A producer writing two partitions lately (a Spark task's last rows), led by brokers 1 and 2 with
     broker 2 stalled, sees both wait 1 s with no delivery anywhere: both stall verdicts have no reference to be
-    judged against (fewer than 3 active partitions) and, before this rule, both were muted, broker 1's a
+    judged against (fewer than 3 active partitions) and, without this rule, both were muted, broker 1's a
     healthy leader's, and the broker rule followed -- mutes that move messages to partitions waiting as long.
     Here neither stands. Once the ISRs shrink (9.3 s into the recorded stall), broker 1's partition delivers
     again while broker 2's still waits: broker 1 has answered meanwhile, and broker 2's verdict stands. Broker
