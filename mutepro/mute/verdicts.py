@@ -173,11 +173,11 @@ def served_elsewhere(
     broker 2 stalled, sees both wait 1 s with no delivery anywhere: both stall verdicts have no reference to be
     judged against (fewer than 3 active partitions) and, without this rule, both were muted, broker 1's a
     healthy leader's, and the broker rule followed -- mutes that move messages to partitions waiting as long.
-    Here neither stands. Once the ISRs shrink (9.3 s into the recorded stall), broker 1's partition delivers
-    again while broker 2's still waits: broker 1 has answered meanwhile, and broker 2's verdict stands. Broker
-    1's partition then drains a 9 s backlog (slow calls, 93 % of its window): broker 2, muted, delivered nothing
-    since, and broker 1's is not muted. A leader stall with RF 1: the other two brokers deliver every round, and
-    the verdicts stand as before (muted 1.06 s in).
+    Here neither stands. Once the ISRs shrink (9.4 s into the recorded stall, tests/traces/
+    stall_rf3_acks_all_two_partitions_20), broker 1's partition delivers again while broker 2's still waits:
+    broker 1 has answered meanwhile, and broker 2's verdict stands. Broker 1's partition then drains a 9 s
+    backlog of slow calls: broker 2, muted, delivered nothing since, and broker 1's is not muted. A leader stall
+    with RF 1: the other two brokers deliver every round, and the verdicts stand (muted 1.06 s in).
     """
     slow = [c for c in candidates if c[2].reason == MuteReason.SLOW_CALL]
     if not slow:
