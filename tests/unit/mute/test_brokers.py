@@ -19,14 +19,17 @@ class TestOwnEvidenceByLeader:
             t.partitions[p].breaker = StubBreaker(BreakerState.OPEN, SLOW)  # type: ignore[assignment]
         assert own_evidence_by_leader([t]) == {1: 2, 2: 1}
 
-    def test_a_partition_counts_against_the_broker_it_waited_on(self) -> None:
-        """Partition 0 (led by 1) muted waiting on its follower, broker 2: evidence against broker 2, not 1."""
+    def test_a_partition_that_waited_on_a_follower_is_no_evidence_against_its_leader(self) -> None:
+        """Partition 0 (led by 1) muted waiting on its follower, broker 2: not counted against broker 1 (nor
+        against broker 2's own partitions); partition 3 (led by 1) waited on its leader and counts."""
         t = topic()
         named = Verdict(MuteReason.SLOW_CALL, {"waits_on": "replica", "waits_on_broker": 2})
+        own = Verdict(MuteReason.SLOW_CALL, {"waits_on": "leader", "waits_on_broker": 1})
         t.partitions[0].breaker = StubBreaker(BreakerState.OPEN, named)  # type: ignore[assignment]
+        t.partitions[3].breaker = StubBreaker(BreakerState.OPEN, own)  # type: ignore[assignment]
         t.partitions[1].breaker = StubBreaker(BreakerState.OPEN, SLOW)  # type: ignore[assignment]
-        assert own_evidence_by_leader([t]) == {2: 2}
-        assert blamed_broker(None, 3) == 3 and blamed_broker(named, 1) == 2
+        assert own_evidence_by_leader([t]) == {1: 1, 2: 1}
+        assert blamed_broker(None, 3) == 3 and blamed_broker(named, 1) is None and blamed_broker(own, 1) == 1
 
     def test_broker_verdicts_half_open_and_unknown_leaders_do_not_count(self) -> None:
         """Muted by the broker rule itself, on probation, or leaderless: no evidence."""
