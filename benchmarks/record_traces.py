@@ -43,6 +43,8 @@ class Scenario:
     partitions: int = 12
     idempotent: bool = False
     brokers: int = 3
+    #: brokers whose first-led partition is written, in turn (explicit partitions); empty: the partitioner picks
+    write_to: tuple[int, ...] = ()
 
 
 SCENARIOS = (
@@ -54,6 +56,11 @@ SCENARIOS = (
     Scenario("limp_short_saturated", 28, 0, "limp", fault_for=14),
     Scenario("limp_long_open", 30, 20_000, "limp", fault_for=16, duty=0.5, period_s=4.0),
     Scenario("stall_rf3_acks_all_keyed_50", 34, 50, "stall", fault_for=20, rf=3, acks="all", keyed=True),
+    # a producer that has written only two partitions lately (a Spark task's last rows), one led by the broker
+    # that stalls and one by a healthy broker: with acks=all both wait for the stalled follower until the ISRs
+    # shrink, and muting either moves nothing
+    Scenario("stall_rf3_acks_all_two_partitions_20", 34, 20, "stall", fault_for=20, rf=3, acks="all",
+             write_to=(1, 2)),
     Scenario("kill_rf3_idempotent", 30, 5000, "kill", fault_for=12, rf=3, acks="all", idempotent=True),
     # more brokers than the 2 cores allow, a keyed rate above what they take: every broker slow in turns, then a
     # real stall of one on top
@@ -97,13 +104,14 @@ def run(cluster: LocalCluster, admin: AdminClient, sc: Scenario, out: Path, n: i
         injector.start()
     sent = refused = 0
     keys = itertools.cycle([f"key-{i:04d}".encode() for i in range(1000)])
+    targets = itertools.cycle(_led_by(admin, topic, sc.write_to) or [-1])
     try:
         while (now := time.monotonic()) - start < sc.seconds:
             if sc.rate and sent >= sc.rate * (now - start):
                 producer.poll(0.002)
                 continue
             try:
-                producer.produce(topic, value, next(keys) if sc.keyed else None)
+                producer.produce(topic, value, next(keys) if sc.keyed else None, next(targets))
                 sent += 1
             except BufferError:
                 refused += 1
@@ -116,6 +124,18 @@ def run(cluster: LocalCluster, admin: AdminClient, sc: Scenario, out: Path, n: i
     append_records(path, faults)
     print(f"{sc.name}: {sent:,} sent, {refused:,} refused, mutes {producer.counters.mutes}, "
           f"{path.stat().st_size:,} bytes", flush=True)
+
+
+def _led_by(admin: AdminClient, topic: str, brokers: tuple[int, ...]) -> list[int]:
+    """The lowest partition of ``topic`` each of ``brokers`` leads now (the explicit targets of a scenario)."""
+    if not brokers:
+        return []
+    parts = admin.list_topics(topic, timeout=10.0).topics[topic].partitions
+    chosen = [min((p for p, pm in parts.items() if pm.leader == b), default=None) for b in brokers]
+    missing = [b for b, p in zip(brokers, chosen, strict=True) if p is None]
+    if missing:
+        raise SystemExit(f"write_to: brokers {missing} lead no partition of {topic}")
+    return [p for p in chosen if p is not None]
 
 
 def main() -> int:

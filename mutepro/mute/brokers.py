@@ -5,6 +5,7 @@ on.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Collection, Iterable, Iterator, Mapping
 
 from mutepro.detect.broker import BrokerDetector
@@ -71,7 +72,8 @@ class BrokerJudge:
 
 
 def own_evidence_by_leader(topics: Iterable[TopicRecord]) -> dict[int, int]:
-    """Per leader, how many of its partitions are muted by their *own* detectors (the broker rule's input).
+    """Per leader, how many of its partitions are muted by their *own* detectors against it (the broker rule's
+    input): those whose messages waited on a follower count against no broker (:func:`blamed_broker`).
 
     Half-open ones are on probation, and ones muted because of the broker verdict itself would make the verdict
     self-sustaining: after a limp, two groups of its partitions probing at different times would keep re-muting
@@ -88,7 +90,9 @@ def own_evidence_by_leader(topics: Iterable[TopicRecord]) -> dict[int, int]:
                 and part.leader >= 0
                 and (reason is None or reason.reason != MuteReason.BROKER)
             ):
-                bad[part.leader] = bad.get(part.leader, 0) + 1
+                broker = blamed_broker(reason, part.leader)
+                if broker is not None:
+                    bad[broker] = bad.get(broker, 0) + 1
     return bad
 
 
@@ -103,22 +107,57 @@ def written_by_leader(topics: Iterable[TopicRecord]) -> dict[int, int]:
     return written
 
 
-def waits_on(t: TopicRecord, partition: int, waiting: Collection[int], active: Collection[int]) -> tuple[str, int]:
-    """Which broker a waiting partition's messages wait on, and as what (``"leader"`` or ``"replica"``): of its
-    replicas, the one whose active partitions are most often waiting now (ties: the leader). With acks=all a
-    stopped follower holds up every partition it replicates; the broker they have in common is the cause.
+def waits_on(
+    t: TopicRecord, partition: int, waiting: Collection[int], active: Collection[int],
+    since: float | None = None, last: Mapping[int, float] | None = None,
+) -> tuple[str, int]:
+    """Which broker a waiting partition's messages wait on, and as what (``"leader"`` or ``"replica"``).
+
+    The candidates are the brokers its acks wait for: its in-sync replicas as the last metadata listed them
+    (``TopicRecord.isrs``; all its replicas when none is known), the leader always among them. Of those, a
+    broker that delivered something as a leader after ``since`` (the partition's oldest undelivered message was
+    sent; ``last``: :func:`mutepro.mute.answered.last_delivery_by_leader`) is answering and is not the one
+    holding it up, unless every candidate did. Of the rest, the one whose active partitions are most often
+    waiting now (ties: the leader, else the first listed). With acks=all a stopped follower holds up every
+    partition it replicates; the broker they have in common, and the one not answering, is the cause.
 
     Worked numbers, 5 brokers, RF 3, broker 4 stopped as a follower: the 12 partitions with a replica on broker 4
     wait, the other 8 do not; a waiting partition led by broker 1 with replicas (1, 4, 5) has broker 1 at 4 of
-    its 12 active partitions waiting, broker 4 at 12 of 12, broker 5 at 7 of 12: it waits on broker 4, a replica.
-    Without replicas known (or RF 1) it is its leader.
+    its 12 active partitions waiting, broker 4 at 12 of 12, broker 5 at 7 of 12: it waits on broker 4, a replica
+    (and brokers 1 and 5 delivered other partitions meanwhile: they are not candidates at all). RF 3 on 3
+    brokers, broker 2 stalled: every partition has every broker as a replica and waits; once broker 1 drops it
+    from its ISRs and delivers again, a partition broker 2 leads still waits, and of its replicas only broker 2
+    (and broker 3, writing nothing) did not answer: it waits on broker 2, its leader. Without replicas known (or
+    RF 1) it is its leader.
     """
     leader = t.partitions[partition].leader
     replicas = t.replicas.get(partition) or (leader,)
-    best, best_share = leader, -1.0
-    for broker in replicas:
+    isr = t.isrs.get(partition)
+    candidates = [b for b in replicas if not isr or b in isr or b == leader]
+    if since is not None and last is not None:
+        silent = [b for b in candidates if not last.get(b, -math.inf) > since]
+        candidates = silent or candidates
+    best, best_share = candidates[0], -1.0
+    for broker in candidates:
         mine = [q for q in active if broker in (t.replicas.get(q) or (t.partitions[q].leader,))]
         share = sum(1 for q in mine if q in waiting) / len(mine) if mine else 0.0
         if share > best_share or (share == best_share and broker == leader):
             best, best_share = broker, share
     return ("leader" if best == leader else "replica"), best
+
+
+def blamed_broker(verdict: Verdict | None, leader: int) -> int | None:
+    """The broker a partition muted with ``verdict`` counts against in the broker rule: its leader, unless a
+    slow-call verdict named a follower as what its messages waited on (``waits_on`` ``replica``): then none.
+
+    Why none rather than the follower: the broker rule mutes the partitions a broker *leads*, and a slow
+    follower says nothing certain of those (they are judged on their own waits). Counted against the follower,
+    the overloaded 5-broker trace without a fault (tests/traces/overloaded_5_brokers_25k_keyed, RF 3, acks=all)
+    had 10 partitions name broker 3 as the replica they waited on and broker 3's partitions muted as a whole:
+    119 mutes against 81 counted by leader (97 with only its waiting partitions muted); counted against none, 80.
+    And not its leader: a partition led by broker 1 that waited on its stopped follower, broker 4, is no
+    evidence against broker 1.
+    """
+    if verdict is not None and verdict.detail.get("waits_on") == "replica":
+        return None
+    return leader

@@ -19,12 +19,13 @@ from __future__ import annotations
 import math
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from types import MappingProxyType
 from typing import Any
 
 from mutepro.detect.model import Delivery, MuteReason, Verdict
 from mutepro.detect.stats import StatsSnapshot
+from mutepro.mute.answered import answered_meanwhile
 from mutepro.mute.breaker import Clock, PartitionKey
 from mutepro.mute.brokers import BrokerJudge
 from mutepro.mute.control import MuteControl
@@ -107,9 +108,16 @@ class ProducerMuteManager:
         return t.probing if t is not None else frozenset()
 
     def delivered_at(self, topic: str, partition: int) -> float | None:
-        """When the partition's delivered count last grew, as the driver's rounds saw it (None: never)."""
+        """When a report of a delivered message of the partition last came (None: never)."""
         part = self._registry.find(topic, partition)
         return part.delivered_at if part is not None else None
+
+    def answered_meanwhile(self, topic: str, exclude: Collection[int], since: float) -> bool:
+        """Whether a partition of ``topic`` led by a broker outside ``exclude`` delivered something after ``since``
+        (:func:`mutepro.mute.answered.answered_meanwhile`: the evidence that the producer could be served
+        elsewhere, which the slow-call verdicts also need)."""
+        t = self._topics.get(topic)
+        return t is not None and answered_meanwhile(t, exclude, since)
 
     def try_probe(self, topic: str, partition: int) -> bool:
         """Reserve one probe slot on a half-open partition."""
@@ -246,11 +254,13 @@ class ProducerMuteManager:
     def ensure_topic(
         self, topic: str, partition_count: int, leaders: Mapping[int, int],
         replicas: Mapping[int, Sequence[int]] | None = None,
+        isrs: Mapping[int, Sequence[int]] | None = None,
     ) -> None:
         """Create (or grow) the topic's partitions and publish its first snapshot. ``replicas``: each partition's
-        replica brokers (what a mute event names as the broker its messages wait on)."""
+        replica brokers, ``isrs``: its in-sync replicas (what a mute event names as the broker its messages wait
+        on)."""
         with self._lock:
-            t = self._registry.ensure(topic, partition_count, replicas)
+            t = self._registry.ensure(topic, partition_count, replicas, isrs)
             self._control.apply_leaders(t, leaders)
             self._publisher.publish(t)
 

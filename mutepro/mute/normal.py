@@ -74,7 +74,9 @@ def beyond_normal(
     the active partitions' recent peaks (``peaks``: their largest oldest-undelivered age over the last 0.5-1 s).
     Other verdicts pass; so does every verdict with fewer than :data:`NORMAL_MIN_PEERS` active partitions, or whose
     leader leads every one of them: a rack-aware producer writes only to the 4 partitions of its rack's broker,
-    and when that broker stalls its own partitions are no evidence that the wait is normal. Logs once per burst.
+    and when that broker stalls its own partitions are no evidence that the wait is normal (such a verdict still
+    needs another broker to have answered meanwhile, unless its leader is the sole one written to:
+    :func:`mutepro.mute.verdicts.served_elsewhere`). Logs once per burst.
 
     Why: a partition is slow when *its* messages wait longer than messages the producer sends elsewhere; when
     the better-served quarter of the topic waits as long, the wait is the producer's own queue or the whole

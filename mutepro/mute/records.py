@@ -32,6 +32,7 @@ class PartitionRecord:
         "forced_by",
         "fresh_since",
         "judged_at",
+        "judged_delivery",
         "last_sent",
         "leader",
         "muted_leader",
@@ -56,10 +57,15 @@ class PartitionRecord:
         # The outlier rule compares a partition with the topic's *active* ones: sent to within ACTIVE_S.
         self.last_sent = 0
         self.active_at: float | None = None
-        # Messages delivered so far (sent - outstanding at the last scan) and when that last grew: a leader that
-        # delivered any partition's messages lately is answering (see verdicts.cold_stalls_of_silent_leaders).
+        # When a message of the partition was last delivered: a leader that delivered any partition's messages
+        # lately is answering (see mutepro.mute.answered). Judged reports say it (a tally with calls > failures);
+        # before the partition's first judged report (its first deliveries are not judged, see the tracker),
+        # its delivered count growing does (``delivered``: sent - outstanding at the last scan). Not after: the
+        # count also grows when a rescue purges the queue, and a stalled leader whose queue was taken back
+        # looked as if it answered (a recorded RF 3 stall, replayed).
         self.delivered = 0
         self.delivered_at: float | None = None
+        self.judged_delivery = False
         # Reports fed to the detectors since they last judged, and when that was (see scan.QUIET_REJUDGE_S).
         self.reports = 0
         # whether any message of the partition got its report (a cold partition's first messages wait for more
@@ -92,6 +98,7 @@ class TopicRecord:
     __slots__ = (
         "avoid_episodes",
         "avoided",
+        "isrs",
         "local",
         "name",
         "not_closed",
@@ -115,6 +122,9 @@ class TopicRecord:
         self.snapshot: TopicSnapshot | None = None
         self.probing: frozenset[int] = frozenset()
         self.replicas: dict[int, tuple[int, ...]] = {}  # partition -> replica brokers, from the metadata
+        # partition -> in-sync replicas as the last metadata refresh listed them (every 10 s: a shrink shows up
+        # to 10 s late); the brokers an acks=all write waits for (see brokers.waits_on). Empty: unknown.
+        self.isrs: dict[int, tuple[int, ...]] = {}
         # Rack-aware partitioning: the partitions led in the producer's rack (None: off for this topic), kept
         # here and recomputed only when leaders or broker racks change, not in every round's rebuild.
         self.local: frozenset[int] | None = None

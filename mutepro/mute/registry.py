@@ -87,6 +87,7 @@ class TopicRegistry:
 
     def ensure(
         self, topic: str, partition_count: int, replicas: Mapping[int, Sequence[int]] | None = None,
+        isrs: Mapping[int, Sequence[int]] | None = None,
     ) -> TopicRecord:
         """The topic's record, created or grown to ``partition_count`` partitions (new ones without a leader)."""
         t = self._topics.get(topic)
@@ -98,6 +99,8 @@ class TopicRegistry:
                 t.partitions[p] = self.fresh(topic, p, t.policy)
         if replicas is not None:
             t.replicas = {p: tuple(r) for p, r in replicas.items()}
+        if isrs is not None:
+            t.isrs = {p: tuple(r) for p, r in isrs.items()}
         return t
 
     def fresh(self, topic: str, partition: int, policy: TopicPolicy) -> PartitionRecord:
@@ -132,6 +135,8 @@ class TopicRegistry:
             return
         part.reports += 1
         part.reported_ever = True
+        if delivery.ok:
+            part.delivered_at, part.judged_delivery = delivery.now, True
         for det in part.detectors:
             det.record(delivery)
 
@@ -143,6 +148,8 @@ class TopicRegistry:
             return
         part.reports += calls
         part.reported_ever = part.reported_ever or calls > 0
+        if calls > failures:
+            part.delivered_at, part.judged_delivery = now, True
         for det in part.detectors:
             if _bulk(det):
                 det.record_many(calls, failures, slow, now)

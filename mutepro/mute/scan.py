@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from mutepro.detect.model import MuteReason, PartitionLoad, Verdict
+from mutepro.mute.answered import last_delivery_by_leader
 from mutepro.mute.brokers import waits_on
 from mutepro.mute.normal import beyond_normal, waiting_beyond_normal
 from mutepro.mute.outliers import ACTIVE_S, age_outliers, probe_limit
@@ -21,6 +22,7 @@ from mutepro.mute.transitions import BreakerState
 from mutepro.mute.verdicts import (
     cold_stalls_of_silent_leaders,
     congestion_outliers,
+    served_elsewhere,
     slow_rates_still_waiting,
     without_saturation,
 )
@@ -78,6 +80,10 @@ def _normal(v: RoundView, found: list[Candidate]) -> list[Candidate]:
     return beyond_normal(v.topic, found, v.peaks, v.held)
 
 
+def _elsewhere(v: RoundView, found: list[Candidate]) -> list[Candidate]:
+    return served_elsewhere(v.topic, found, v.held, v.ages.keys(), v.now)
+
+
 def _saturation(v: RoundView, found: list[Candidate]) -> list[Candidate]:
     return without_saturation(v.topic, found, v.ages, v.now)
 
@@ -85,16 +91,24 @@ def _saturation(v: RoundView, found: list[Candidate]) -> list[Candidate]:
 #: The topic-wide judgements of a round, in order, after each partition's own detectors gave their verdicts
 #: (see docs/detection.md): cold partitions judged with their leader; slow rates only while messages still wait;
 #: the relative age rule (steering, then muting); congestion only for an outlier; slowness only beyond what the
-#: topic's better-served partitions wait; nothing for slowness on most partitions at once.
-JUDGEMENTS: tuple[Judgement, ...] = (_cold_stalls, _still_waiting, _outliers, _congestion, _normal, _saturation)
+#: topic's better-served partitions wait; slowness only when another broker answered meanwhile; nothing for
+#: slowness on most partitions at once.
+JUDGEMENTS: tuple[Judgement, ...] = (
+    _cold_stalls, _still_waiting, _outliers, _congestion, _normal, _elsewhere, _saturation,
+)
 
 
-def _with_cause(t: TopicRecord, cand: Candidate, waiting: frozenset[int], active: Collection[int]) -> Candidate:
+def _with_cause(
+    t: TopicRecord, cand: Candidate, waiting: frozenset[int], active: Collection[int], view: RoundView,
+    last: Mapping[int, float],
+) -> Candidate:
     """A slow-call verdict names the broker its partition's messages wait on (see brokers.waits_on)."""
     _, part, verdict = cand
     if verdict.reason != MuteReason.SLOW_CALL:
         return cand
-    role, broker = waits_on(t, part.partition, waiting | {part.partition}, {*active, part.partition})
+    p = part.partition
+    since = view.now - view.held.get(p, 0.0)
+    role, broker = waits_on(t, p, waiting | {p}, {*active, p}, since, last)
     return t, part, Verdict(verdict.reason, {**verdict.detail, "waits_on": role, "waits_on_broker": broker})
 
 
@@ -148,7 +162,9 @@ def scan_topic(t: TopicRecord, load_of: LoadReader, now: float, busy: frozenset[
         closed_outstanding[p] = load.outstanding
         delivered = load.sent - load.outstanding
         if delivered != part.delivered:
-            part.delivered, part.delivered_at = delivered, now
+            if delivered > part.delivered and not part.judged_delivery:
+                part.delivered_at = now  # its first, unjudged deliveries (see PartitionRecord.delivered_at)
+            part.delivered = delivered
         if part.fresh_since is not None:
             load = since_reset(part, load, now)
         if load.sent != part.last_sent:
@@ -174,7 +190,8 @@ def scan_topic(t: TopicRecord, load_of: LoadReader, now: float, busy: frozenset[
     for judge in JUDGEMENTS:
         candidates = judge(view, candidates)
     t.waiting = waiting = waiting_beyond_normal(t, active_peaks, held)
-    scan = TopicScan(trips=[_with_cause(t, c, waiting, active_ages.keys()) for c in candidates])
+    last = last_delivery_by_leader(t) if candidates else {}
+    scan = TopicScan(trips=[_with_cause(t, c, waiting, active_ages.keys(), view, last) for c in candidates])
     t.probe_limit_s = probe_limit(t, active_peaks)
     if t.runtime.slow_call_enabled:
         for p in half_open:

@@ -14,6 +14,7 @@ from collections.abc import Collection, Mapping
 
 from mutepro.detect.model import MuteReason
 from mutepro.logs import get_logger
+from mutepro.mute.answered import delivered_since, last_delivery_by_leader
 from mutepro.mute.outliers import ACTIVE_S
 from mutepro.mute.records import Candidate, TopicRecord
 from mutepro.mute.transitions import BreakerState
@@ -151,6 +152,55 @@ def cold_stalls_of_silent_leaders(t: TopicRecord, candidates: list[Candidate], n
     log.debug(
         "cold_stalls_ignored", topic=t.name, partitions=len(dropped), leaders=sorted({c[1].leader for c in dropped}),
         reason="their leaders deliver other partitions' messages: start-up, not a stall",
+    )
+    gone = {id(c) for c in dropped}
+    return [c for c in candidates if id(c) not in gone]
+
+
+def served_elsewhere(
+    t: TopicRecord, candidates: list[Candidate], held: Mapping[int, float], active: Collection[int], now: float,
+) -> list[Candidate]:
+    """Keep a slow-call verdict only when some broker other than the partition's leader delivered something while
+    its oldest undelivered message (``held``: its age) waited: evidence that the producer could be served
+    elsewhere (:mod:`mutepro.mute.answered`). Other verdicts pass. So does every verdict whose leader leads all the
+    partitions written to (``active``, the partition itself, and the partitions muted by detection, which were
+    written to until then): a rack-aware producer writes only to its rack's broker, and when that broker stalls
+    there is no other broker to hear from -- the sole-leader case stands as the stall rule gives it.
+
+    Why: with RF 3 on 3 brokers and acks=all a stalled broker follows every partition and holds up every
+    acks=all write until the leaders drop it from their ISRs (``replica.lag.time.max.ms``, 10 s on the local
+    cluster). A producer writing two partitions lately (a Spark task's last rows), led by brokers 1 and 2 with
+    broker 2 stalled, sees both wait 1 s with no delivery anywhere: both stall verdicts have no reference to be
+    judged against (fewer than 3 active partitions) and, without this rule, both were muted, broker 1's a
+    healthy leader's, and the broker rule followed -- mutes that move messages to partitions waiting as long.
+    Here neither stands. Once the ISRs shrink (9.4 s into the recorded stall, tests/traces/
+    stall_rf3_acks_all_two_partitions_20), broker 1's partition delivers again while broker 2's still waits:
+    broker 1 has answered meanwhile, and broker 2's verdict stands. Broker 1's partition then drains a 9 s
+    backlog of slow calls: broker 2, muted, delivered nothing since, and broker 1's is not muted. A leader stall
+    with RF 1: the other two brokers deliver every round, and the verdicts stand (muted 1.06 s in).
+    """
+    slow = [c for c in candidates if c[2].reason == MuteReason.SLOW_CALL]
+    if not slow:
+        return candidates
+    parts = t.partitions
+    leaders = {parts[p].leader for p in active if p in parts}
+    for p in t.not_closed or ():
+        reason = parts[p].breaker.reason
+        if reason is not None and reason.reason != MuteReason.MANUAL and parts[p].forced_by is None:
+            leaders.add(parts[p].leader)
+    last = last_delivery_by_leader(t)
+    dropped: list[Candidate] = []
+    for c in slow:
+        leader, p = c[1].leader, c[1].partition
+        if leader < 0 or leaders <= {leader}:
+            continue  # the sole leader of what the producer writes: nothing else to hear from
+        if not delivered_since(last, now - held.get(p, 0.0), (leader,)):
+            dropped.append(c)
+    if not dropped:
+        return candidates
+    log.debug(
+        "slow_calls_unanswered", topic=t.name, partitions=sorted(c[1].partition for c in dropped),
+        reason="no other broker delivered while they waited: nothing says another partition would serve sooner",
     )
     gone = {id(c) for c in dropped}
     return [c for c in candidates if id(c) not in gone]

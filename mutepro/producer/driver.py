@@ -180,7 +180,8 @@ class Driver:
                     if p < tally.count and tally.warm[p] < 0:
                         tally.warm[p] = tally.sent[p]  # delivered before tracking: warm, every tracked send judged
             replicas = {p: list(getattr(pm, "replicas", None) or [pm.leader]) for p, pm in tmd.partitions.items()}
-            manager.ensure_topic(topic, len(tmd.partitions), leaders, replicas)
+            isrs = {p: list(getattr(pm, "isrs", None) or []) for p, pm in tmd.partitions.items()}
+            manager.ensure_topic(topic, len(tmd.partitions), leaders, replicas, isrs)
             if self._recorder is not None:
                 self._recorder.metadata(now, topic, tmd.partitions, core.policy_for(topic))
             if topic in core.wanted_topics:

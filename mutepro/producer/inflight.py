@@ -72,7 +72,7 @@ class InFlightWatch:
                     youngest = min(youngest, age)
             if counted != tracker.total:
                 return 0  # messages librdkafka partitions itself: where they wait is unknown
-        if not any(self._answered_meanwhile(topic, bad, now - youngest) for topic, bad in leaders.items()):
+        if not any(manager.answered_meanwhile(topic, bad, now - youngest) for topic, bad in leaders.items()):
             return 0  # no other broker delivered anything while they waited: no evidence against their leaders
         muted: list[str] = []
         for topic, bad in leaders.items():
@@ -97,20 +97,6 @@ class InFlightWatch:
             log.info("flush_hedge", partitions=muted, after_s=after_s,
                      detail="the task's last messages waited on these brokers alone: muted, in-flight re-sent")
         return len(muted)
-
-    def _answered_meanwhile(self, topic: str, bad: set[int], since: float) -> bool:
-        """Whether a partition of ``topic`` led by a broker outside ``bad`` delivered something after ``since``
-        (strictly: the round that first counted the waiting messages may also have counted reports that came
-        before they were sent)."""
-        manager = self._core.manager
-        snap = manager.snapshot(topic)
-        if snap is None:
-            return False
-        for p in range(snap.partition_count):
-            at = manager.delivered_at(topic, p)
-            if at is not None and at > since and manager.leader(topic, p) not in bad:
-                return True
-        return False
 
     def all_stuck_on_muted(self, now: float, slow_calls: float, overdue_s: float | None = None) -> bool:
         """Whether an in-flight rescue is due (see :meth:`Rescuer.rescue_in_flight

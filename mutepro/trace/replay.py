@@ -186,10 +186,9 @@ def replay(
             rows = rec["partitions"]
             new = {int(r[0]): int(r[1]) for r in rows}
             out.replicas[topic] = {int(r[0]): tuple(r[2]) for r in rows}
-            if topic in leaders:
-                manager.update_leaders(topic, new)
-            else:
-                manager.ensure_topic(topic, len(rows), new, {int(r[0]): list(r[2]) for r in rows})
+            # as the producer's metadata refresh does: leaders, replicas and in-sync replicas
+            manager.ensure_topic(topic, len(rows), new, {int(r[0]): list(r[2]) for r in rows},
+                                 {int(r[0]): list(r[3]) for r in rows if len(r) > 3})
             leaders[topic] = new
         elif kind == "stats":
             stats = _stats(rec)

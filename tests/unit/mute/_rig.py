@@ -105,28 +105,36 @@ class Rig:
         self.tracker.sent_total += 1
         self.tracker.checkpoint(self.clock())
 
-    def settle(self, partition: int, topic: str = T) -> None:
-        """Every outstanding message of the partition got its report (or was rescued elsewhere)."""
+    def settle(self, partition: int, topic: str = T, delivered: bool = True) -> None:
+        """Every outstanding message of the partition got its report (or was rescued elsewhere); ``delivered``:
+        they were delivered, and the manager gets their tally as the driver hands it over (fast, none failed)."""
         tally = self.tracker.topics.get(topic)
         if tally is None or partition >= tally.count:
             return
         done = tally.sent[partition] - tally.reported[partition]
         tally.reported[partition] = tally.sent[partition]
         self.tracker.reported_total += done
+        if delivered and done > 0:
+            self.mgr.record_many(topic, partition, done, 0, 0, self.clock())
 
     def evaluate(self) -> list[tuple[str, int]]:
         self.tracker.checkpoint(self.clock())
         return self.mgr.evaluate(self.tracker.load)
 
-    def stall(self, *partitions: int) -> list[tuple[str, int]]:
-        """Partitions whose leader stopped answering: a message sits there for 1.5 s (> 1 s), no reports.
+    def stall(self, *partitions: int, meanwhile: tuple[int, ...] = ()) -> list[tuple[str, int]]:
+        """Partitions whose leader stopped answering: a message sits there for 1.5 s (> 1 s), no reports; the
+        partitions of ``meanwhile`` take a message and deliver it half-way through (other brokers answering).
 
         Each partition delivered once before (a warm partition), so the cold-start grace does not apply.
         """
         for p in partitions:
             self.mgr.record(T, p, Delivery(ok=True, latency_s=0.01, now=self.clock()))
             self.send(p)
-        self.clock.advance(1.5)
+        self.clock.advance(0.75)
+        for p in meanwhile:
+            self.send(p)
+            self.settle(p)
+        self.clock.advance(0.75)
         return self.evaluate()
 
     def kinds(self, partition: int) -> list[str]:

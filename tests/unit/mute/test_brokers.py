@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from mutepro.detect.model import MuteReason, Verdict
-from mutepro.mute.brokers import own_evidence_by_leader, waits_on, written_by_leader
+from mutepro.mute.brokers import blamed_broker, own_evidence_by_leader, waits_on, written_by_leader
 from mutepro.mute.records import TopicRecord
 from mutepro.mute.transitions import BreakerState
 from tests.unit.mute._rig import LEADERS, POLICY, FakeClock, Rig, T
@@ -18,6 +18,18 @@ class TestOwnEvidenceByLeader:
         for p in (0, 3, 1):
             t.partitions[p].breaker = StubBreaker(BreakerState.OPEN, SLOW)  # type: ignore[assignment]
         assert own_evidence_by_leader([t]) == {1: 2, 2: 1}
+
+    def test_a_partition_that_waited_on_a_follower_is_no_evidence_against_its_leader(self) -> None:
+        """Partition 0 (led by 1) muted waiting on its follower, broker 2: not counted against broker 1 (nor
+        against broker 2's own partitions); partition 3 (led by 1) waited on its leader and counts."""
+        t = topic()
+        named = Verdict(MuteReason.SLOW_CALL, {"waits_on": "replica", "waits_on_broker": 2})
+        own = Verdict(MuteReason.SLOW_CALL, {"waits_on": "leader", "waits_on_broker": 1})
+        t.partitions[0].breaker = StubBreaker(BreakerState.OPEN, named)  # type: ignore[assignment]
+        t.partitions[3].breaker = StubBreaker(BreakerState.OPEN, own)  # type: ignore[assignment]
+        t.partitions[1].breaker = StubBreaker(BreakerState.OPEN, SLOW)  # type: ignore[assignment]
+        assert own_evidence_by_leader([t]) == {1: 1, 2: 1}
+        assert blamed_broker(None, 3) == 3 and blamed_broker(named, 1) is None and blamed_broker(own, 1) == 1
 
     def test_broker_verdicts_half_open_and_unknown_leaders_do_not_count(self) -> None:
         """Muted by the broker rule itself, on probation, or leaderless: no evidence."""
@@ -59,6 +71,24 @@ class TestWaitsOn:
         waiting = {p for p in range(20) if t.partitions[p].leader == 4}
         assert waits_on(t, 3, waiting, range(20)) == ("leader", 4)
 
+    def test_a_replica_out_of_sync_is_not_waited_on(self) -> None:
+        """Partition 2 (replicas 3, 4, 5) with broker 4 out of its ISR: acks=all no longer waits for broker 4."""
+        t = self._five_brokers()
+        waiting = {p for p, reps in t.replicas.items() if 4 in reps}
+        assert waits_on(t, 2, waiting, range(20)) == ("replica", 4)
+        t.isrs = {2: (3, 5)}
+        assert waits_on(t, 2, waiting, range(20))[1] != 4
+
+    def test_a_broker_that_answered_meanwhile_is_not_the_cause(self) -> None:
+        """RF 3 on 3 brokers, every partition waiting: replica sets cannot tell the brokers apart (a tie, broken
+        towards the leader). Brokers 1 and 3 delivered after the partition's oldest message was sent (at 10.0):
+        partition 0, led by broker 1, waits on broker 2, a replica."""
+        t = topic()
+        t.replicas = {p: (p % 3 + 1, (p + 1) % 3 + 1, (p + 2) % 3 + 1) for p in range(12)}
+        assert waits_on(t, 0, set(range(12)), range(12)) == ("leader", 1)
+        assert waits_on(t, 0, set(range(12)), range(12), 10.0, {1: 10.5, 2: 9.0, 3: 10.2}) == ("replica", 2)
+        assert waits_on(t, 0, set(range(12)), range(12), 10.0, {1: 10.5, 2: 10.1, 3: 10.2}) == ("leader", 1)
+
     def test_without_replicas_it_is_the_leader(self) -> None:
         t = topic()
         assert waits_on(t, 2, {2}, range(12)) == ("leader", 3)
@@ -91,11 +121,15 @@ class TestBrokerMuting:
 
     def test_bad_partitions_of_different_brokers(self, rig: Rig) -> None:
         """Stalls on partitions of two different brokers (the third delivering) mute no broker."""
-        rig.send(2)
-        rig.settle(2)
-        rig.stall(0, 1)
+        rig.stall(0, 1, meanwhile=(2,))
         assert rig.mgr.muted_brokers() == {}
         assert rig.mgr.muted_partitions() == {T: [0, 1]}
+
+    def test_stalls_of_two_brokers_with_no_one_answering_mute_nothing(self, rig: Rig) -> None:
+        """The same stalls with no broker delivering anything meanwhile (RF 3, acks=all, one follower stalled:
+        every partition waits for it): nothing says the producer would be served elsewhere, nothing is muted."""
+        assert rig.stall(0, 1) == []
+        assert rig.mgr.muted_partitions() == {}
 
     def test_partition_moving_onto_bad_broker_is_muted(self, rig: Rig) -> None:
         """A closed partition whose leadership moves onto a muted broker is muted at the next evaluate."""

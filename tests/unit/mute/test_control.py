@@ -85,7 +85,7 @@ class TestLeaderMove:
     def test_move_to_muted_broker_keeps_mute(self, rig: Rig) -> None:
         """A partition moving onto a broker that is itself muted stays muted."""
         rig.stall(1, 4)  # broker 2 muted
-        rig.stall(2)
+        rig.stall(2, meanwhile=(0,))  # broker 3's partition stalls while broker 1 answers: muted
         rig.mgr.update_leaders(T, {2: 2})
         assert rig.mgr.is_muted(T, 2)
         assert rig.kinds(2) == ["mute"]

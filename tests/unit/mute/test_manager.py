@@ -167,16 +167,18 @@ class TestProbeSpacing:
 
 class TestAgeOutlierRule:
     def _traffic(self, rig: Rig, lagging: dict[int, float]) -> list[tuple[str, int]]:
-        """Every partition got messages (after one warm report each); all but ``lagging`` delivered them, those
-        hold one of the given age."""
+        """Every partition got messages (after one warm report each); all but ``lagging`` delivered them 50 ms
+        later, those hold one of the given age."""
         for p in range(6):
             rig.mgr.record(T, p, Delivery(ok=True, latency_s=0.01, now=rig.clock()))
             rig.send(p)
+        rig.evaluate()  # the manager sees every partition active
+        rig.clock.advance(0.05)
+        for p in range(6):
             if p not in lagging:
                 rig.settle(p)
-        rig.evaluate()  # the manager sees every partition active
         oldest = max(lagging.values(), default=0.0)
-        rig.clock.advance(oldest)
+        rig.clock.advance(max(oldest, 0.05) - 0.05)
         return rig.evaluate()
 
     def test_a_first_episode_only_steers_unkeyed_messages(self, rig: Rig) -> None:
@@ -240,8 +242,10 @@ class TestAgeOutlierRule:
             rig.send(1)
             for p in (0, 2, 3):
                 rig.send(p)
+            rig.clock.advance(0.05)
+            for p in (0, 2, 3):
                 rig.settle(p)
-            rig.clock.advance(0.5)
+            rig.clock.advance(0.45)
             opened = rig.evaluate()
             if opened:
                 break

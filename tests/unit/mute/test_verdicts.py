@@ -1,10 +1,16 @@
-"""The topic-wide rules on detector verdicts: congestion, saturation, slow rates (mutepro.mute.verdicts)."""
+"""The topic-wide rules on detector verdicts: congestion, saturation, slow rates, served elsewhere
+(mutepro.mute.verdicts)."""
 
 from __future__ import annotations
 
 from mutepro.detect.model import MuteReason, Verdict
 from mutepro.mute.transitions import BreakerState
-from mutepro.mute.verdicts import congestion_outliers, slow_rates_still_waiting, without_saturation
+from mutepro.mute.verdicts import (
+    congestion_outliers,
+    served_elsewhere,
+    slow_rates_still_waiting,
+    without_saturation,
+)
 from tests.unit.mute._rules import CONGESTED, FAILING, SLOW, StubBreaker, candidates, topic
 
 
@@ -145,3 +151,64 @@ class TestSlowRatesStillWaiting:
             + candidates(t, CONGESTED, [3])
         )
         assert [c[1].partition for c in kept] == [0, 1, 2, 3]
+
+
+class TestServedElsewhere:
+    """12 partitions led by brokers 1, 2, 3 in turn; now = 100.0; the waiting partitions' oldest message 1.5 s old
+    (sent at 98.5)."""
+
+    STALLED = Verdict(MuteReason.SLOW_CALL, {"stalled": 1})
+
+    def test_nothing_delivered_anywhere_while_they_waited_mutes_nothing(self) -> None:
+        """RF 3, acks=all, a stalled follower: partitions 0 (broker 1) and 1 (broker 2) both wait, and the last
+        delivery anywhere came before their messages were sent: neither verdict stands."""
+        t = topic()
+        t.partitions[0].delivered_at = t.partitions[1].delivered_at = 98.4
+        kept = served_elsewhere(t, candidates(t, self.STALLED, [0, 1]), {0: 1.5, 1: 1.5}, [0, 1], 100.0)
+        assert kept == []
+
+    def test_another_broker_answering_meanwhile_keeps_the_verdict(self) -> None:
+        """Broker 3 delivered partition 2's messages at 99.0, after partition 1's oldest was sent: broker 2's
+        wait is its own, and its verdict stands."""
+        t = topic()
+        t.partitions[2].delivered_at = 99.0
+        kept = served_elsewhere(t, candidates(t, self.STALLED, [1]), {1: 1.5, 2: 0.0}, [1, 2], 100.0)
+        assert [c[1].partition for c in kept] == [1]
+
+    def test_the_partitions_own_leader_answering_is_no_evidence(self) -> None:
+        """Partition 4 (broker 2 too) delivered meanwhile: not another broker, the verdict is dropped."""
+        t = topic()
+        t.partitions[4].delivered_at = 99.0
+        kept = served_elsewhere(t, candidates(t, self.STALLED, [1]), {1: 1.5, 4: 0.0, 2: 1.5}, [1, 2, 4], 100.0)
+        assert kept == []
+
+    def test_a_delivery_counted_in_the_round_the_message_was_sent_is_before_it(self) -> None:
+        """Strictly after: a delivery at 98.5, the round that counted the waiting message, is not 'meanwhile'."""
+        t = topic()
+        t.partitions[2].delivered_at = 98.5
+        assert served_elsewhere(t, candidates(t, self.STALLED, [1]), {1: 1.5}, [1, 2], 100.0) == []
+
+    def test_the_sole_leader_of_what_is_written_keeps_its_verdicts(self) -> None:
+        """A rack-aware producer writes only broker 2's partitions 1, 4, 7, 10; broker 2 stalls and no other broker
+        is written to, so none can answer: the stall verdicts stand, as the stall rule gives them."""
+        t = topic()
+        local = [1, 4, 7, 10]
+        kept = served_elsewhere(t, candidates(t, self.STALLED, local), dict.fromkeys(local, 1.5), local, 100.0)
+        assert len(kept) == 4
+
+    def test_a_partition_muted_by_detection_still_counts_as_written(self) -> None:
+        """Partition 1 (broker 2) was muted a round ago; partition 0 (broker 1) drains a backlog that waited for
+        the stalled follower: broker 1 is not the sole leader written to, and its verdict needs another broker
+        answering -- broker 2 did not."""
+        t = topic()
+        t.partitions[1].breaker = StubBreaker(BreakerState.OPEN, self.STALLED)  # type: ignore[assignment]
+        t.not_closed = {1}
+        t.partitions[0].delivered_at = 100.0
+        assert served_elsewhere(t, candidates(t, SLOW, [0]), {0: 8.4}, [0], 100.0) == []
+        t.partitions[1].breaker = StubBreaker(BreakerState.OPEN, Verdict(MuteReason.MANUAL))  # type: ignore[assignment]
+        assert len(served_elsewhere(t, candidates(t, SLOW, [0]), {0: 8.4}, [0], 100.0)) == 1  # by hand: not written
+
+    def test_other_verdicts_pass_untouched(self) -> None:
+        t = topic()
+        found = candidates(t, FAILING, [0]) + candidates(t, CONGESTED, [1])
+        assert served_elsewhere(t, found, {0: 1.5, 1: 1.5}, [0, 1], 100.0) == found

@@ -15,16 +15,20 @@ from pathlib import Path
 
 import pytest
 
+from mutepro.mute import scan
 from mutepro.policy.schema import TopicPolicy
-from mutepro.trace import Replay, replay, summarize
+from mutepro.trace import Replay, open_trace, replay, summarize
 
 TRACES = Path(__file__).resolve().parents[2] / "traces"
 HEALTHY = ["healthy_quiet_50", "healthy_saturated"]
 #: a saturated closed loop over a fresh 1,200-partition topic: its start-up waits on the new partitions' logs
 WIDE = "healthy_saturated_1200"
+#: RF 3, acks=all, broker 2 of 3 stalled; the producer writes 2 partitions at 20 msg/s, one led by broker 2 and
+#: one by a healthy broker: both wait for the stalled follower until the ISRs shrink, and nothing can route round it
+UNROUTABLE = "stall_rf3_acks_all_two_partitions_20"
 FAULTS = [
     "stall_rf1_50", "stall_rf1_5000", "limp_short_saturated", "limp_long_open", "stall_rf3_acks_all_keyed_50",
-    "kill_rf3_idempotent",
+    "kill_rf3_idempotent", UNROUTABLE,
 ]
 #: more brokers than the cores allow and a keyed rate above what they take: slow everywhere, in turns
 OVERLOADED = "overloaded_5_brokers_keyed"
@@ -120,3 +124,47 @@ def test_a_wide_saturated_start_mutes_nothing() -> None:
                    "fault of each in turn (13 partitions muted; 14 before the normal-wait judgement)")
 def test_an_overloaded_cluster_without_a_fault_mutes_nothing() -> None:
     assert _replay(OVERLOADED_NO_FAULT).mutes() == []
+
+
+def _first_answer_elsewhere(name: str, broker: int, after_s: float) -> float:
+    """When, in seconds from the trace's start, a partition led by a broker other than ``broker`` first delivered
+    something after ``after_s`` (the leaders as the trace's metadata says at that moment)."""
+    start, leaders = 0.0, {}
+    for rec in open_trace(TRACES / f"{name}.jsonl.gz"):
+        if rec["kind"] == "start":
+            start = rec["t"]
+        elif rec["kind"] == "meta":
+            leaders.update({(rec["topic"], row[0]): row[1] for row in rec["partitions"]})
+        elif rec["kind"] == "round" and rec["t"] - start > after_s:
+            for topic, p, calls, failures, _slow in rec["reports"]:
+                if calls > failures and leaders.get((topic, p)) != broker:
+                    return float(rec["t"] - start)
+    raise AssertionError(f"{name}: no other broker delivered after {after_s} s")
+
+
+def _mutes_only_the_stalled_leader_once_another_answers(r: Replay) -> None:
+    (fault,) = r.faults
+    answered = _first_answer_elsewhere(UNROUTABLE, fault.broker, fault.t)
+    mutes = [d for d in r.decisions if d.event in ("mute", "remute")]
+    assert answered - fault.t > 5.0  # the healthy leader's partition waited for the ISR shrink (~9.4 s here)
+    assert mutes, "the stalled leader's partition still waits once the others answer: muted"
+    assert {d.broker for d in mutes} == {fault.broker}, "no partition led by a healthy broker is muted"
+    assert min(d.t for d in mutes) >= answered, "nothing is muted before another broker answers (the ISR shrink)"
+
+
+def test_a_stall_nothing_can_route_around_mutes_nothing_until_another_broker_answers() -> None:
+    """RF 3, acks=all, the stalled broker follows every partition: while no broker delivers anything, a slow-call
+    verdict has no evidence that another partition would serve sooner, and nothing is muted -- not the healthy
+    leader's partition, not the stalled leader's. Once broker 1 drops the stalled one from its ISRs and answers,
+    the partition broker 2 leads still waits: that one is muted, naming broker 2."""
+    _mutes_only_the_stalled_leader_once_another_answers(_replay(UNROUTABLE))
+
+
+def test_the_unroutable_stall_goal_fails_without_the_served_elsewhere_judgement(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Sensitive: with the judgement taken out of the declared list, both partitions are muted 1 s into the stall
+    (the healthy leader's too), long before any broker answers."""
+    monkeypatch.setattr(scan, "JUDGEMENTS", tuple(j for j in scan.JUDGEMENTS if j is not scan._elsewhere))
+    with pytest.raises(AssertionError, match="healthy broker"):
+        _mutes_only_the_stalled_leader_once_another_answers(_replay(UNROUTABLE))
