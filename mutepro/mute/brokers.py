@@ -107,6 +107,23 @@ def written_by_leader(topics: Iterable[TopicRecord]) -> dict[int, int]:
     return written
 
 
+def acks_wait_for_isr(acks: object) -> bool:
+    """Whether a producer with this ``acks`` (or ``request.required.acks``) setting waits for every in-sync
+    replica: ``all`` / ``-1``, and librdkafka's default (``None``: not set); not ``1`` or ``0``."""
+    return acks is None or str(acks).strip().lower() in ("all", "-1")
+
+
+def waits_for_others(t: TopicRecord, partition: int) -> bool:
+    """Whether a write to ``partition`` may wait on a broker other than its leader: acks=all and another
+    replica in sync (as the last metadata listed them; all replicas when none is known)."""
+    if not t.acks_all:
+        return False
+    part = t.partitions.get(partition)
+    leader = part.leader if part is not None else -1
+    in_sync = t.isrs.get(partition) or t.replicas.get(partition) or ()
+    return any(b != leader for b in in_sync)
+
+
 def waits_on(
     t: TopicRecord, partition: int, waiting: Collection[int], active: Collection[int],
     since: float | None = None, last: Mapping[int, float] | None = None,
@@ -131,6 +148,8 @@ def waits_on(
     RF 1) it is its leader.
     """
     leader = t.partitions[partition].leader
+    if not t.acks_all:
+        return "leader", leader  # acks=1 or 0: a write waits for its leader alone
     replicas = t.replicas.get(partition) or (leader,)
     isr = t.isrs.get(partition)
     candidates = [b for b in replicas if not isr or b in isr or b == leader]

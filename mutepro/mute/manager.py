@@ -52,6 +52,9 @@ class ProducerMuteManager:
     :meth:`state`. Manual control (any thread): :meth:`mute`, :meth:`unmute`, :meth:`mute_broker`,
     :meth:`unmute_broker`. Driver-thread API: :meth:`ensure_topic`, :meth:`update_leaders`, :meth:`record`,
     :meth:`evaluate`.
+
+    ``acks_all``: the producer's writes wait for every in-sync replica (acks=all, librdkafka's default; see
+    :func:`mutepro.mute.brokers.acks_wait_for_isr`), so a waiting partition may be waiting on a follower.
     """
 
     def __init__(
@@ -66,6 +69,7 @@ class ProducerMuteManager:
         broker_policy: TopicPolicy | None = None,
         client_rack: str | None = None,
         rack_aware_all: bool = False,
+        acks_all: bool = True,
     ) -> None:
         self._clock = clock
         self._lock = threading.RLock()
@@ -80,6 +84,7 @@ class ProducerMuteManager:
         self._registry = TopicRegistry(
             policy_for, clock=clock, wall_clock=wall_clock, store=store if store is not None else MemoryStore(),
             detector_factory=detector_factory, on_transition=self._reactions.on_transition, topics=topics,
+            acks_all=acks_all,
         )
         self._brokers = BrokerJudge((broker_policy or policy_for("")).broker)
         #: rack-aware partitioning (KIP-1123): the producer's rack (None: off) and each broker's, from the cluster

@@ -96,6 +96,7 @@ class PartitionRecord:
 
 class TopicRecord:
     __slots__ = (
+        "acks_all",
         "avoid_episodes",
         "avoided",
         "isrs",
@@ -115,9 +116,12 @@ class TopicRecord:
         "waiting",
     )
 
-    def __init__(self, name: str, policy: TopicPolicy) -> None:
+    def __init__(self, name: str, policy: TopicPolicy, *, acks_all: bool = True) -> None:
         self.name = name
         self.policy = policy
+        # whether the producer's writes wait for every in-sync replica (acks=all, librdkafka's default) or for
+        # the leader alone (acks=1, 0): who a waiting partition may be waiting on (see brokers.waits_on)
+        self.acks_all = acks_all
         self.partitions: dict[int, PartitionRecord] = {}
         self.snapshot: TopicSnapshot | None = None
         self.probing: frozenset[int] = frozenset()

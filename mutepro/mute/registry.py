@@ -54,7 +54,9 @@ class TopicRegistry:
         detector_factory: DetectorFactory,
         on_transition: Callable[[Transition], None],
         topics: dict[str, TopicRecord],
+        acks_all: bool = True,
     ) -> None:
+        self._acks_all = acks_all
         self._policy_for = policy_for
         self._clock = clock
         self._wall_clock = wall_clock
@@ -92,7 +94,7 @@ class TopicRegistry:
         """The topic's record, created or grown to ``partition_count`` partitions (new ones without a leader)."""
         t = self._topics.get(topic)
         if t is None:
-            t = TopicRecord(topic, self._policy_for(topic))
+            t = TopicRecord(topic, self._policy_for(topic), acks_all=self._acks_all)
             self._topics[topic] = t
         for p in range(partition_count):
             if p not in t.partitions:

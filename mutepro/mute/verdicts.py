@@ -15,6 +15,7 @@ from collections.abc import Collection, Mapping
 from mutepro.detect.model import MuteReason
 from mutepro.logs import get_logger
 from mutepro.mute.answered import delivered_since, last_delivery_by_leader
+from mutepro.mute.brokers import waits_for_others
 from mutepro.mute.outliers import ACTIVE_S
 from mutepro.mute.records import Candidate, TopicRecord
 from mutepro.mute.transitions import BreakerState
@@ -164,8 +165,12 @@ def served_elsewhere(
     its oldest undelivered message (``held``: its age) waited: evidence that the producer could be served
     elsewhere (:mod:`mutepro.mute.answered`). Other verdicts pass. So does every verdict whose leader leads all the
     partitions written to (``active``, the partition itself, and the partitions muted by detection, which were
-    written to until then): a rack-aware producer writes only to its rack's broker, and when that broker stalls
-    there is no other broker to hear from -- the sole-leader case stands as the stall rule gives it.
+    written to until then) and is the only broker its writes wait on (acks=1, or no other replica in sync): a
+    rack-aware producer writes only to its rack's broker, and when that broker stalls there is no other broker
+    to hear from -- the sole-leader case stands as the stall rule gives it. With acks=all and other replicas in
+    sync the sole leader's wait may be any of them: nothing says it is the leader's, and it does not stand (a
+    Spark task writing one partition of an RF 3 topic, broker 2 stalled as its follower, muted the healthy
+    leader 5 s in and re-sent its rows to partitions waiting on the same follower).
 
     Why: with RF 3 on 3 brokers and acks=all a stalled broker follows every partition and holds up every
     acks=all write until the leaders drop it from their ISRs (``replica.lag.time.max.ms``, 10 s on the local
@@ -192,8 +197,8 @@ def served_elsewhere(
     dropped: list[Candidate] = []
     for c in slow:
         leader, p = c[1].leader, c[1].partition
-        if leader < 0 or leaders <= {leader}:
-            continue  # the sole leader of what the producer writes: nothing else to hear from
+        if leader < 0 or (leaders <= {leader} and not waits_for_others(t, p)):
+            continue  # the sole leader of what the producer writes, and the only broker it waits on
         if not delivered_since(last, now - held.get(p, 0.0), (leader,)):
             dropped.append(c)
     if not dropped:

@@ -32,6 +32,7 @@ from typing import Any
 import confluent_kafka
 
 from mutepro.logs import apply_policy_logging
+from mutepro.mute.brokers import acks_wait_for_isr
 from mutepro.mute.factory import build_detectors
 from mutepro.mute.manager import DetectorFactory, ProducerMuteManager
 from mutepro.mute.store import BreakerStore, MemoryStore
@@ -186,7 +187,7 @@ def assemble(args: Arguments, hooks: Hooks) -> Parts:
     manager = ProducerMuteManager(
         policy_for, clock=args.clock, store=breakers, on_event=MuteEventListener(counters, pacer, recorder),
         detector_factory=args.detector_factory or build_detectors, client_rack=client_rack,
-        rack_aware_all=rack_aware_all,
+        rack_aware_all=rack_aware_all, acks_all=acks_wait_for_isr(conf.get("acks", conf.get("request.required.acks"))),
     )
     # the manager's count readers (tracker, statistics) and the partitioner's manager: neither constructor takes
     # them (ProducerMuteManager.bind_counts, mute/manager.py; MutingPartitioner.initialize, the public protocol)

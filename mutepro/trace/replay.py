@@ -23,6 +23,7 @@ from typing import Any
 
 from mutepro.detect.model import PartitionLoad
 from mutepro.detect.stats import BrokerStats, StatsSnapshot
+from mutepro.mute.brokers import acks_wait_for_isr
 from mutepro.mute.events import MuteEvent
 from mutepro.mute.manager import ProducerMuteManager
 from mutepro.policy.schema import TopicPolicy
@@ -139,7 +140,11 @@ def replay(
             str(event.reason),
         ))
 
-    manager = ProducerMuteManager(policy_for, clock=clock, wall_clock=clock, on_event=on_event)
+    client = records[0].get("client", {}) if records else {}
+    manager = ProducerMuteManager(
+        policy_for, clock=clock, wall_clock=clock, on_event=on_event,
+        acks_all=acks_wait_for_isr(client.get("acks", client.get("request.required.acks"))),
+    )
     leaders: dict[str, dict[int, int]] = {}
     sent: dict[tuple[str, int], tuple[int, bool]] = {}
     delivered_at: dict[tuple[str, int], float] = {}

@@ -4,7 +4,14 @@
 from __future__ import annotations
 
 from mutepro.detect.model import MuteReason, Verdict
-from mutepro.mute.brokers import blamed_broker, own_evidence_by_leader, waits_on, written_by_leader
+from mutepro.mute.brokers import (
+    acks_wait_for_isr,
+    blamed_broker,
+    own_evidence_by_leader,
+    waits_for_others,
+    waits_on,
+    written_by_leader,
+)
 from mutepro.mute.records import TopicRecord
 from mutepro.mute.transitions import BreakerState
 from tests.unit.mute._rig import LEADERS, POLICY, FakeClock, Rig, T
@@ -92,6 +99,29 @@ class TestWaitsOn:
     def test_without_replicas_it_is_the_leader(self) -> None:
         t = topic()
         assert waits_on(t, 2, {2}, range(12)) == ("leader", 3)
+
+    def test_with_acks_1_a_write_waits_on_its_leader_alone(self) -> None:
+        """The same stopped follower as above, but the producer's acks=1: its writes never wait for broker 4."""
+        t = self._five_brokers()
+        t.acks_all = False
+        waiting = {p for p, reps in t.replicas.items() if 4 in reps}
+        assert waits_on(t, 1, waiting, range(20)) == ("leader", 2)
+        assert not waits_for_others(t, 1)
+
+
+class TestAcks:
+    def test_which_settings_wait_for_the_in_sync_replicas(self) -> None:
+        """acks=all / -1 and librdkafka's default (not set) wait for every in-sync replica; 1 and 0 do not."""
+        assert all(acks_wait_for_isr(v) for v in (None, "all", "ALL", "-1", -1))
+        assert not any(acks_wait_for_isr(v) for v in ("1", 1, "0", 0))
+
+    def test_a_write_waits_for_others_only_with_another_replica_in_sync(self) -> None:
+        t = topic()
+        assert not waits_for_others(t, 0)  # no replicas known: the leader alone (RF 1)
+        t.replicas[0] = (1, 2, 3)
+        assert waits_for_others(t, 0)
+        t.isrs[0] = (1,)
+        assert not waits_for_others(t, 0)
 
 
 class TestBrokerMuting:

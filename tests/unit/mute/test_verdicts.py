@@ -196,6 +196,22 @@ class TestServedElsewhere:
         kept = served_elsewhere(t, candidates(t, self.STALLED, local), dict.fromkeys(local, 1.5), local, 100.0)
         assert len(kept) == 4
 
+    def test_a_sole_leader_with_followers_in_sync_under_acks_all_is_not_blamed(self) -> None:
+        """A Spark task writes only partition 1 (led by broker 2) of an RF 3 topic with acks=all:
+        its write waits for every in-sync replica, so its wait may be a follower's; nothing else was written, so
+        no broker answered and nothing says it is the leader's: the verdict does not stand. With acks=1, or RF 1,
+        the leader is the only broker it waits on, and the verdict stands."""
+        t = topic()
+        t.replicas[1] = (2, 3, 1)
+        t.isrs[1] = (2, 3, 1)
+        assert served_elsewhere(t, candidates(t, self.STALLED, [1]), {1: 1.5}, [1], 100.0) == []
+        t.isrs[1] = (2,)  # the followers dropped from the ISR: only the leader is waited on
+        assert len(served_elsewhere(t, candidates(t, self.STALLED, [1]), {1: 1.5}, [1], 100.0)) == 1
+        t1 = topic()
+        t1.acks_all = False
+        t1.replicas[1] = t1.isrs[1] = (2, 3, 1)
+        assert len(served_elsewhere(t1, candidates(t1, self.STALLED, [1]), {1: 1.5}, [1], 100.0)) == 1
+
     def test_a_partition_muted_by_detection_still_counts_as_written(self) -> None:
         """Partition 1 (broker 2) was muted a round ago; partition 0 (broker 1) drains a backlog that waited for
         the stalled follower: broker 1 is not the sole leader written to, and its verdict needs another broker
