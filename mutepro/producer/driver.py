@@ -19,6 +19,7 @@ from mutepro.policy.runtime import runtime_of
 from mutepro.producer.core import Core
 from mutepro.producer.holds import HoldQueues
 from mutepro.producer.locality import LocalityMeter, RackSource
+from mutepro.producer.repeats import RepeatedErrors
 from mutepro.producer.rescue import Rescuer
 from mutepro.producer.serving import DirectServing
 from mutepro.trace.record import TraceRecorder
@@ -74,6 +75,7 @@ class Driver:
         # the wait before the next lookup of topics wanted and not loaded (see METADATA_RETRY_S)
         self._retry_s = METADATA_RETRY_S
         self._wanted_seen: frozenset[str] = frozenset()
+        self._repeats = RepeatedErrors()
 
     def tick(self, now: float) -> None:
         core = self._core
@@ -254,7 +256,10 @@ class Driver:
         return self._stats
 
     def on_error(self, err: KafkaError) -> None:
-        log.warning("client_error", producer=self._name, error=str(err), code=err.code())
+        code = err.code()
+        left_out = self._repeats.admit(code, self._core.clock())
+        if left_out is not None:
+            log.warning("client_error", producer=self._name, error=str(err), code=code, repeated=left_out)
         if self._user_error_cb is not None:
             self._core.callbacks.put(self._user_error_cb, err)
 

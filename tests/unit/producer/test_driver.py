@@ -3,6 +3,8 @@ failed reports into a mute."""
 
 from __future__ import annotations
 
+import logging
+
 import pytest
 from confluent_kafka import KafkaError
 
@@ -191,3 +193,25 @@ class TestMetadataSchedule:
         assert threads and all(t.is_alive() for t in threads)
         producer.close()
         assert not any(t.is_alive() for t in threads)
+
+
+class TestClientErrors:
+    """librdkafka's error events: each one reaches the user's error_cb, repeats of a code are logged once."""
+
+    def test_a_run_of_the_same_error_is_logged_once_and_every_event_reaches_the_user(
+        self, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        seen: list[KafkaError] = []
+        h = Harness({"error_cb": seen.append})
+        with caplog.at_level(logging.WARNING, logger="mutepro"):
+            for _ in range(20):
+                h.producer._on_error(KafkaError(KafkaError._TRANSPORT))
+            h.producer.poll(0)  # the user's callback runs from poll
+            h.clock.advance(60.0)
+            h.producer._on_error(KafkaError(KafkaError._TRANSPORT))
+            h.producer.poll(0)
+        lines = [getattr(r, "mutepro", {}) for r in caplog.records]
+        lines = [line for line in lines if line.get("event") == "client_error"]
+        assert [line["repeated"] for line in lines] == [0, 19]
+        assert len(seen) == 21
+        h.close()
