@@ -3,6 +3,9 @@ producer."""
 
 from __future__ import annotations
 
+from typing import Any
+
+import pytest
 from confluent_kafka import KafkaError
 
 from tests.unit._producer_fakes import TOPIC, Harness
@@ -38,19 +41,18 @@ class TestTimedOutResend:
         assert len(h.fake.sent) == 1 and [c for c, _ in h.reports] == [KafkaError._MSG_TIMED_OUT]
         h.close()
 
-    def test_an_idempotent_producer_reports_the_timeout(self) -> None:
-        """enable.idempotence=true: a timed-out message may have been written; no re-send (no duplicate)."""
-        h = Harness(conf={"enable.idempotence": True})
-        h.producer.produce(TOPIC, b"t", on_delivery=h.callback)
-        h.producer.mute_manager.mute(TOPIC, h.fake.sent[-1].partition)
-        h.fake.fail(TOPIC, h.fake.sent[-1].partition, KafkaError._MSG_TIMED_OUT)
-        h.producer.poll(0)
-        assert len(h.fake.sent) == 1 and [c for c, _ in h.reports] == [KafkaError._MSG_TIMED_OUT]
-        h.close()
-
-    def test_rescue_disabled_reports_the_timeout(self) -> None:
-        """rescue.enabled=false: no re-send after a timeout."""
-        h = Harness(rescue={"enabled": False, "after_ms": 0})
+    @pytest.mark.parametrize(
+        "kwargs",
+        [
+            # enable.idempotence=true: a timed-out message may have been written; a re-send could duplicate it
+            pytest.param({"conf": {"enable.idempotence": True}}, id="idempotent"),
+            pytest.param({"rescue": {"enabled": False, "after_ms": 0}}, id="rescue-disabled"),
+        ],
+    )
+    def test_no_resend_reports_the_timeout(self, kwargs: dict[str, Any]) -> None:
+        """An idempotent producer, or rescue.enabled=false: the timeout goes to the application, nothing is re-sent
+        although the partition is muted."""
+        h = Harness(**kwargs)
         h.producer.produce(TOPIC, b"t", on_delivery=h.callback)
         h.producer.mute_manager.mute(TOPIC, h.fake.sent[-1].partition)
         h.fake.fail(TOPIC, h.fake.sent[-1].partition, KafkaError._MSG_TIMED_OUT)
