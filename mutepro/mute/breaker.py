@@ -182,6 +182,12 @@ class MuteBreaker:
         return self._state.probes_in_flight
 
     @property
+    def probing_since(self) -> float | None:
+        """HALF_OPEN: when probing began (None in other states, or when adopted from another process)."""
+        st = self._state
+        return st.probing_since if isinstance(st, HalfOpen) else None
+
+    @property
     def pybreaker(self) -> pybreaker.CircuitBreaker:
         """The wrapped pybreaker breaker (its storage mirrors this breaker's coarse state)."""
         return self._shared.pybreaker

@@ -197,7 +197,16 @@ def scan_topic(t: TopicRecord, load_of: LoadReader, now: float, busy: frozenset[
         for p in half_open:
             # A probe (or an older message) still undelivered past the probe limit means the partition has not
             # recovered: it reports nothing, so the probe would never fail on its own before message.timeout.ms.
+            # The wait counts from when probing began, not from when the message was sent: what a message waited
+            # before is the evidence that muted the partition, not news about it now. Counted from the send, a
+            # message caught in flight by a stall failed every probe round at once, also the first one after the
+            # stall ended, before the broker had had time to answer it -- RF 1, 50 msg/s, 20 s stall: probing at
+            # 0.1 s after the end failed instantly, the next wait was the 4 s cap, and the last partition came
+            # back 7.8 s after the fault.
             oldest = load_of(t.name, p, now).oldest_age_s
+            since = t.partitions[p].breaker.probing_since
+            if oldest is not None and since is not None:
+                oldest = min(oldest, now - since)
             if oldest is not None and oldest > t.probe_limit_s:
                 scan.failed_probes.append(p)
     return scan

@@ -202,6 +202,8 @@ class HalfOpen(_Muted):
     last_probe_at: float | None = None
     span: float = 0.0  # see Open.span
     episode: float | None = None
+    #: when the wait ended and probing began (None: adopted from another process's record, time unknown)
+    probing_since: float | None = None
 
     def spacing(self, timing: Timing) -> float:
         """The least time between two probes: the configured spacing, or wider so that the probes span
@@ -248,11 +250,11 @@ class HalfOpen(_Muted):
         return replace(self, in_flight=max(0, self.in_flight - 1))
 
     @classmethod
-    def entered(cls, source: State) -> HalfOpen:
+    def entered(cls, source: State, now: float) -> HalfOpen:
         if isinstance(source, Open):
             return cls(source.interval, source.reason, source.opened_at, source.opens, span=source.span,
-                       episode=source.episode)
-        return cls(source.interval, source.reason, source.opened_at, source.opens)
+                       episode=source.episode, probing_since=now)
+        return cls(source.interval, source.reason, source.opened_at, source.opens, probing_since=now)
 
 
 @dataclass(frozen=True)
@@ -279,7 +281,7 @@ def entered_state(target: BreakerState, source: State, now: float, reason: Verdi
     if target is BreakerState.OPEN:
         return Open.entered(source, now, reason, timing)
     if target is BreakerState.HALF_OPEN:
-        return HalfOpen.entered(source)
+        return HalfOpen.entered(source, now)
     return ForcedOpen.entered(source, now, reason)
 
 

@@ -365,9 +365,13 @@ class TestRecovery:
         assert rig.state_of(2) == "half_open"
 
     def test_half_open_with_old_outstanding_message_reopens(self, rig: Rig) -> None:
-        """Half-open with a message older than the slow threshold still outstanding re-opens with backoff."""
+        """Half-open with a message still outstanding a slow threshold after probing began re-opens with backoff;
+        its wait counts from then, not from its send: what it waited before is what muted the partition."""
         assert rig.stall(2) == [(T, 2)]
         rig.clock.advance(5.0)  # the stuck message is now 6.5 s old; it never settled
+        assert rig.evaluate() == []
+        assert rig.kinds(2) == ["mute", "probe"]  # probing began just now: nothing to hold against it yet
+        rig.clock.advance(1.1)  # past the 1 s threshold since probing began
         assert rig.evaluate() == []
         assert rig.kinds(2) == ["mute", "probe", "remute"]
         assert rig.state_of(2) == "open"

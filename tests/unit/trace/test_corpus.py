@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from mutepro.mute import scan
+from mutepro.mute.breaker import MuteBreaker
 from mutepro.policy.schema import TopicPolicy
 from mutepro.trace import Replay, open_trace, replay, summarize
 
@@ -26,8 +27,11 @@ WIDE = "healthy_saturated_1200"
 #: RF 3, acks=all, broker 2 of 3 stalled; the producer writes 2 partitions at 20 msg/s, one led by broker 2 and
 #: one by a healthy broker: both wait for the stalled follower until the ISRs shrink, and nothing can route round it
 UNROUTABLE = "stall_rf3_acks_all_two_partitions_20"
+#: the fault matrix's stall_rf1_50 cell (benchmarks/fault_matrix.py --cells stall_rf1_50): RF 1, 50 msg/s, broker 2
+#: stalled 20 s; messages caught in flight by the stall stay outstanding until it ends
+LONG_STALL = "stall_rf1_50_20s"
 FAULTS = [
-    "stall_rf1_50", "stall_rf1_5000", "limp_short_saturated", "limp_long_open", "stall_rf3_acks_all_keyed_50",
+    "stall_rf1_50", "stall_rf1_5000", LONG_STALL, "limp_short_saturated", "limp_long_open", "stall_rf3_acks_all_keyed_50",
     "kill_rf3_idempotent", UNROUTABLE,
 ]
 #: more brokers than the cores allow and a keyed rate above what they take: slow everywhere, in turns
@@ -35,7 +39,7 @@ OVERLOADED = "overloaded_5_brokers_keyed"
 #: the fault matrix's overload cell: 5 brokers, RF 3, acks=all, 25,000 keyed msg/s, no fault at all
 OVERLOADED_NO_FAULT = "overloaded_5_brokers_25k_keyed"
 #: leader stalls with RF 1: only the stalled broker's partitions wait, and they must be muted quickly
-LEADER_STALLS = ["stall_rf1_50", "stall_rf1_5000"]
+LEADER_STALLS = ["stall_rf1_50", "stall_rf1_5000", LONG_STALL]
 
 
 @pytest.fixture(autouse=True)
@@ -94,6 +98,14 @@ def test_the_let_go_goal_fails_with_the_old_backoff() -> None:
     """With the earlier breaker defaults (5 s doubling to 60 s) the stalled partitions stayed muted 7 s after it."""
     old = TopicPolicy.model_validate({"breaker": {"retry_interval_ms": 5000, "max_retry_interval_ms": 60000}})
     (fs,) = summarize(_replay("stall_rf1_5000", old)).faults
+    assert fs.unmuted_after_s is None or fs.unmuted_after_s > 5.0
+
+
+def test_the_let_go_goal_fails_when_probing_counts_waits_from_the_send(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sensitive: judged from their sends, the messages caught in flight by the stall fail the first probes after
+    it ends at once, and the partitions wait out the 4 s cap again (5.2 s in replay, 7.8 s on the cluster)."""
+    monkeypatch.setattr(MuteBreaker, "probing_since", property(lambda self: None))
+    (fs,) = summarize(_replay(LONG_STALL)).faults
     assert fs.unmuted_after_s is None or fs.unmuted_after_s > 5.0
 
 
