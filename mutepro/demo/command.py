@@ -26,8 +26,13 @@ _PLAIN_DURATION_S = 30.0
               help="The producer-only comparison: plain confluent_kafka.Producer vs MuteProducer, no Spark.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=Path("mutepro-demo"),
               show_default=True, help="Directory for the plot (demo.png) and the figures (demo.json).")
+@click.option("--master", default=None, metavar="URL",
+              help="Spark master to run the jobs on (default local[4]), e.g. the spark:// URL `mutepro spark "
+                   "cluster start --cores 2` prints; the two queries need 4 task slots between them.")
 @click.pass_context
-def demo(ctx: click.Context, duration: float | None, fault: str, rate: int, plain: bool, out: Path) -> None:
+def demo(
+    ctx: click.Context, duration: float | None, fault: str, rate: int, plain: bool, out: Path, master: str | None,
+) -> None:
     """The end-to-end job on the embedded 3-broker, 3-rack cluster: a Spark streaming job through mutepro's sink
     and through Spark's built-in Kafka sink, side by side, while broker 2 limps and then stalls.
 
@@ -35,6 +40,8 @@ def demo(ctx: click.Context, duration: float | None, fault: str, rate: int, plai
     Exit code 0 only if the mute-aware job lost nothing.
     """
     _quiet_unless_asked(ctx)
+    if plain and master is not None:
+        raise click.UsageError("--master runs the Spark jobs; --plain runs no Spark: give one of them")
     plan = plan_faults(duration or (_PLAIN_DURATION_S if plain else _SPARK_DURATION_S), fault)
     out.mkdir(parents=True, exist_ok=True)
     console = Console(width=max(120, Console().width), highlight=False)
@@ -48,7 +55,7 @@ def demo(ctx: click.Context, duration: float | None, fault: str, rate: int, plai
         else:
             from mutepro.demo.run import run_spark
 
-            ok = run_spark(cluster, plan=plan, rate=rate, out=out, console=console)
+            ok = run_spark(cluster, plan=plan, rate=rate, out=out, console=console, master=master)
     if not ok:
         sys.exit(1)
 

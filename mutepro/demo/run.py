@@ -41,18 +41,21 @@ _POLL_S = 0.5
 _WARM_UP_S = 120.0
 
 
-def run_spark(cluster: LocalCluster, *, plan: FaultPlan, rate: int, out: Path, console: Console) -> bool:
-    """Run both jobs through the plan; print the table, write the plot and JSON. True if the mutepro job lost
-    no committed row."""
-    from mutepro.demo.sparkjob import StreamJob, session
+def run_spark(
+    cluster: LocalCluster, *, plan: FaultPlan, rate: int, out: Path, console: Console, master: str | None = None,
+) -> bool:
+    """Run both jobs through the plan on ``master`` (None: ``local[4]``); print the table, write the plot and JSON.
+    True if the mutepro job lost no committed row."""
+    from mutepro.demo.sparkjob import LOCAL_MASTER, StreamJob, session
     from mutepro.spark.jars import resolve_spark_kafka
 
     with console.status("resolving Spark's built-in Kafka sink (spark-sql-kafka-0-10) from Maven Central"):
         jars = resolve_spark_kafka()
     if jars.fell_back:
         console.print(f"spark-sql-kafka-0-10 {jars.wanted} is not published; using {jars.version}")
-    with console.status("starting Spark (local[4])"):
-        spark = session(jars.spark_jars)
+    master = master or LOCAL_MASTER
+    with console.status(f"starting Spark ({master})"):
+        spark = session(jars.spark_jars, master)
     try:
         suffix = uuid.uuid4().hex[:6]
         topics = {MUTEPRO_JOB: f"demo-mutepro-{suffix}", BUILTIN_JOB: f"demo-builtin-{suffix}"}

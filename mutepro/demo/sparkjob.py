@@ -29,8 +29,13 @@ _PAD = "x" * 180  # ~210-byte values
 _RESTART_PAUSE_S = 1.0
 
 
-def session(jars: str) -> Any:
-    """A local[4] SparkSession with the built-in Kafka sink's jars on its class path, quiet logs."""
+#: the demo's own Spark: four task slots in this process (see the module docstring)
+LOCAL_MASTER = "local[4]"
+
+
+def session(jars: str, master: str = LOCAL_MASTER) -> Any:
+    """A SparkSession on ``master`` (``local[4]``, or a cluster's URL such as the one ``mutepro spark cluster
+    start`` prints) with the built-in Kafka sink's jars on its class path (shipped to executors too), quiet logs."""
     try:
         from pyspark.sql import SparkSession
     except ImportError as err:
@@ -39,7 +44,7 @@ def session(jars: str) -> Any:
         ) from err
     spark = (
         # Python workers import the same mutepro as this process
-        workers_import_this_mutepro(SparkSession.builder).master("local[4]").appName("mutepro-demo")
+        workers_import_this_mutepro(SparkSession.builder).master(master).appName("mutepro-demo")
         .config("spark.jars", jars)
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.ui.enabled", "false")
