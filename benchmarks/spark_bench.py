@@ -14,6 +14,12 @@ by Kafka's default):
     flock /tmp/mutepro-cluster.lock python benchmarks/spark_bench.py --replication-factor 3 --name spark_bench_rf3 \
         --scenarios stream_stalled
 
+``--standalone`` runs the same on a Spark standalone cluster started for the run from PySpark's own jars (a master
+and two 1-core workers, each task in its own executor JVM with its own Python workers):
+
+    flock /tmp/mutepro-cluster.lock python benchmarks/spark_bench.py --standalone --scenarios happy \
+        --name spark_bench_standalone
+
 Batch writes (``spark.range(rows)`` of 512-byte values, 2 tasks), repetitions interleaved:
 
 - ``happy``: nothing wrong. Goals: mutepro >= 1.5x built-in (defaults) and >= 0.9x built-in (tuned).
@@ -33,6 +39,7 @@ Every loop is bounded in rows and time; every fault is a context manager that al
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -42,7 +49,7 @@ import tempfile
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -81,8 +88,9 @@ def main(argv: list[str] | None = None) -> int:
         },
         "batch": {}, "stream": {},
     }
-    with LocalCluster(ClusterSpec(brokers=args.brokers)) as cluster:
-        spark = _session(jars.spark_jars)
+    with LocalCluster(ClusterSpec(brokers=args.brokers)) as cluster, _spark_master(args) as master:
+        result["config"]["master"] = master
+        spark = _session(jars.spark_jars, master)
         try:
             bench = Bench(spark, cluster, args)
             for scenario in args.scenarios:
@@ -289,16 +297,46 @@ def _run_for(query: Any, seconds: float) -> None:
         query.awaitTermination(max(0.1, min(1.0, deadline - time.monotonic())))
 
 
-def _session(jars: str) -> Any:
+#: ``--standalone``: each application two 1-core executors, one per worker (spark.deploy.spreadOut), so that a
+#: batch write's two tasks run in two executor JVMs with their own Python workers, as local[2] runs them in one
+STANDALONE_APP_CONF = {"spark.cores.max": "2", "spark.executor.cores": "1", "spark.executor.memory": "768m"}
+
+
+@contextlib.contextmanager
+def _spark_master(args: argparse.Namespace) -> Iterator[str]:
+    """``local[2]``, or (``--standalone``) a standalone cluster of two 1-core workers started from PySpark's own
+    jars for this run and stopped after it (mutepro.spark.standalone)."""
+    if not args.standalone:
+        yield "local[2]"
+        return
+    from mutepro.spark.standalone import StandaloneCluster, StandaloneSpec
+    from mutepro.spark.workerenv import mutepro_root
+
+    with tempfile.TemporaryDirectory(prefix="spark-bench-standalone-") as run_dir:
+        spec = StandaloneSpec(run_dir=Path(run_dir), workers=2, worker_cores=1, worker_memory="1g",
+                              python=sys.executable, pythonpath=(mutepro_root(),))
+        with StandaloneCluster(spec, progress=lambda line: print(f"spark: {line}", file=sys.stderr)) as sc:
+            yield sc.master_url
+
+
+def _session(jars: str, master: str) -> Any:
     from pyspark.sql import SparkSession
 
-    spark = (
-        # Python workers import the same mutepro as this process
-        workers_import_this_mutepro(SparkSession.builder).master("local[2]").appName("mutepro-spark-bench")
+    from mutepro.spark.standalone import python_conf
+    from mutepro.spark.workerenv import mutepro_root
+
+    # Python workers import the same mutepro as this process
+    builder = (
+        workers_import_this_mutepro(SparkSession.builder).master(master).appName("mutepro-spark-bench")
         .config("spark.jars", jars).config("spark.sql.shuffle.partitions", "2")
         .config("spark.ui.enabled", "false").config("spark.driver.memory", "2g")
-        .getOrCreate()
     )
+    if not master.startswith("local"):
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+        for key, value in {**STANDALONE_APP_CONF, **python_conf(sys.executable, [mutepro_root()])}.items():
+            builder = builder.config(key, value)
+    spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     register(spark)
     return spark
@@ -370,6 +408,9 @@ def _parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--sink-option", action="append", default=[], metavar="KEY=VALUE",
                    help="an option for mutepro's sinks only (repeatable), e.g. kafka.linger.ms=20")
     p.add_argument("--stream-sinks", default="builtin_tuned,mutepro_ds", help="the sinks of stream_stalled")
+    p.add_argument("--standalone", action="store_true",
+                   help="run Spark as a standalone cluster (a master, two 1-core workers, one executor JVM on each) "
+                        "started from PySpark's jars for this run, instead of local[2]")
     p.add_argument("--brokers", type=int, default=3, help="brokers in the cluster (default 3)")
     p.add_argument("--replication-factor", type=int, default=1, help="of each run's topic (default 1)")
     p.add_argument("--acks", choices=("all", "1"), default="all", help="both clients' acks (default all)")
