@@ -2407,6 +2407,16 @@ static PyObject *FastPath_polling(FastPath *self, PyObject *Py_UNUSED(ignored)) 
     return PyLong_FromSize_t((size_t)(poll_state_get(self) >> 1));
 }
 
+/* served_event(): a librdkafka event without an application callback (an error or throttle event when the
+ * application set no error_cb / throttle_cb) was just served; inside the application's own poll()/flush() on this
+ * thread it counts as served, as the plain client counts it: its poll(1.0) returns 1 after a connection error
+ * event, whether or not an error_cb is set, so a loop waiting in poll() wakes as often with either client. */
+static PyObject *FastPath_served_event(FastPath *self, PyObject *Py_UNUSED(ignored)) {
+    if ((poll_state_get(self) & 1) != 0)
+        self->direct_reports++;
+    Py_RETURN_NONE;
+}
+
 /* send(topic, value, key, partition, cb, timestamp, headers, kind): MuteProducer's Core.send, every one of them --
  * the Python path's sends (explicit partitions, reroutes, probes, rescues, releases, messages of topics whose
  * metadata is not known yet) with a C reporter and confluent-kafka's positional call. A partition the topic's
@@ -2562,6 +2572,8 @@ static PyMethodDef FastPath_methods[] = {
      "flush(timeout=-1): MuteProducer.flush; waits here when nothing unusual is going on, the rest by slow_flush"},
     {"serve_for", (PyCFunction)(void (*)(void))FastPath_serve_for, METH_FASTCALL,
      "serve_for(timeout, serve) -> served: poll()'s wait (slices, deadline) with serve(wait_s) for each slice"},
+    {"served_event", (PyCFunction)FastPath_served_event, METH_NOARGS,
+     "served_event(): an event with no application callback was served; counts in the application's own poll"},
     {"polling", (PyCFunction)FastPath_polling, METH_NOARGS,
      "how many polls of the wrapped producer this thread is inside (0: none; > 0: e.g. in a delivery callback)"},
     {NULL},

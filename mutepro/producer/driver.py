@@ -262,7 +262,11 @@ class Driver:
             log.warning("client_error", producer=self._name, error=str(err), code=code, repeated=left_out)
         if self._user_error_cb is not None:
             self._core.callbacks.put(self._user_error_cb, err)
+        else:
+            self._serving.served_event()  # the plain client's poll() counts it, callback or not
 
     def on_throttle(self, event: Any) -> None:
         if self._user_throttle_cb is not None:
             self._core.callbacks.put(self._user_throttle_cb, event)
+        else:
+            self._serving.served_event()

@@ -73,6 +73,11 @@ class DirectServing:
             fast.leave_direct(token)
         return served + (fast.direct_reports - direct) + self._callbacks.serve(0)
 
+    def served_event(self) -> None:
+        """An error or throttle event with no application callback was served: it counts as served in the
+        application's own poll(), as the plain client counts it (``FastPath.served_event``)."""
+        self._fast.served_event()
+
     def nested(self) -> bool:
         # (C path) a delivery callback run straight from librdkafka's poll, where confluent-kafka's poll must not
         # be entered again (it loses the outer call's state and aborts)

@@ -10,6 +10,7 @@ import time
 from collections.abc import Callable, Iterator
 from types import FrameType
 
+import confluent_kafka
 import pytest
 from confluent_kafka import KafkaError, Message
 
@@ -136,7 +137,9 @@ class TestCtrlCWhileWaiting:
         p = MuteProducer({"bootstrap.servers": nowhere, "log_level": 0})
         try:
             with pytest.raises(KeyboardInterrupt):
-                p.poll(30)
+                # each refused connection is an error event that ends a poll (as the plain client's): poll again
+                for _ in range(10_000):
+                    p.poll(30)
         finally:
             p.close(0)
 
@@ -149,3 +152,23 @@ class TestCtrlCWhileWaiting:
         finally:
             p.purge()
             p.close(0)
+
+
+class TestEventsEndAWait:
+    """A librdkafka error event (a refused connection) served inside poll() counts as served and ends the wait,
+    with or without an application error_cb, as the plain client counts it: a loop waiting in poll() wakes as
+    often with either client."""
+
+    @pytest.mark.parametrize("client", ["plain", "mute"])
+    @pytest.mark.parametrize("with_error_cb", [False, True])
+    def test_a_connection_error_is_an_event_served(self, nowhere: str, client: str, with_error_cb: bool) -> None:
+        errors: list[KafkaError] = []
+        conf = {"bootstrap.servers": nowhere, "log_level": 0, **({"error_cb": errors.append} if with_error_cb else {})}
+        p = MuteProducer(conf) if client == "mute" else confluent_kafka.Producer(conf)
+        try:
+            # reconnects back off from 100 ms: within 30 s of waiting an error event comes; each poll ends on one
+            assert [p.poll(30) >= 1 for _ in range(3)] == [True, True, True]
+            assert bool(errors) == with_error_cb
+        finally:
+            if client == "mute":
+                p.close(0)
