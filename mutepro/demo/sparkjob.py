@@ -13,6 +13,8 @@ supervisor would, at most :data:`MAX_RESTARTS` times; the failure and the restar
 from __future__ import annotations
 
 import json
+import os
+import sys
 import tempfile
 import time
 from datetime import datetime
@@ -42,7 +44,7 @@ def session(jars: str, master: str = LOCAL_MASTER) -> Any:
         raise PrerequisiteError(
             "the Spark demo needs PySpark: pip install 'mutepro[spark]' (or run `mutepro demo --plain`)"
         ) from err
-    spark = (
+    builder = (
         # Python workers import the same mutepro as this process
         workers_import_this_mutepro(SparkSession.builder).master(master).appName("mutepro-demo")
         .config("spark.jars", jars)
@@ -54,8 +56,17 @@ def session(jars: str, master: str = LOCAL_MASTER) -> Any:
         .config("spark.ui.showConsoleProgress", "false")  # the live view owns the terminal
         # stop() waits for the running micro-batch; bounded, so a batch stuck on the stalled broker cannot hang
         .config("spark.sql.streaming.stopTimeout", "30s")
-        .getOrCreate()
     )
+    if not master.startswith("local"):
+        # a cluster's executors reach this driver on loopback and run this interpreter with this mutepro
+        from mutepro.spark.standalone import python_conf
+        from mutepro.spark.workerenv import mutepro_root
+
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+        for key, value in python_conf(sys.executable, [mutepro_root()]).items():
+            builder = builder.config(key, value)
+    spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("OFF")
     return spark
 
