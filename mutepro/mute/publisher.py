@@ -39,8 +39,8 @@ class SnapshotPublisher:
             state = part.breaker.state
             if state is not BreakerState.CLOSED:
                 muted.append(p)
-                if state is BreakerState.HALF_OPEN:
-                    half_open.append(p)
+                if state is BreakerState.HALF_OPEN and not part.awaiting:
+                    half_open.append(p)  # offers probes (not while older messages await answers: PartitionRecord)
         probing = frozenset(half_open)
         old = t.snapshot
         if (

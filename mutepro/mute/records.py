@@ -24,6 +24,7 @@ class PartitionRecord:
         "_peak_prev",
         "_peak_since",
         "active_at",
+        "awaiting",
         "breaker",
         "closed_at",
         "delivered",
@@ -54,6 +55,9 @@ class PartitionRecord:
         # to the old leader and are not the new leader's doing (see since_reset). None once they are all gone.
         self.fresh_since: float | None = None
         self.closed_at: float | None = None  # when probes last closed the breaker
+        # Half-open with messages sent before probing began still undelivered: they are the questions already put
+        # to the partition, so no probe is offered until they are answered (see scan.scan_topic)
+        self.awaiting = False
         # The outlier rule compares a partition with the topic's *active* ones: sent to within ACTIVE_S.
         self.last_sent = 0
         self.active_at: float | None = None
