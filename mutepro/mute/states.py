@@ -35,15 +35,16 @@ class Probation(NamedTuple):
     """After probes closed the breaker: until when a trip counts as the same fault coming back, and from where.
 
     ``until``: the close plus as long as the partition had been muted (a fault that lasted 6 s is believed over
-    only after 6 s without it; at least the wait it last used). ``closed_at``: when the probes closed it, so that
-    a trip during probation tells how long the fault stayed away (see :attr:`Open.span`). ``episode``: when the
-    fault first muted the partition.
+    only after 6 s without it; at least the wait it last used). ``clear_since``: when the probes that closed it
+    began -- every one of them passed, so the fault was away from then on -- so that a trip during probation
+    tells how long the fault stayed away (see :attr:`Open.span`). ``episode``: when the fault first muted the
+    partition.
     """
 
     until: float
     opens: int
     interval: float
-    closed_at: float = 0.0
+    clear_since: float = 0.0
     episode: float = 0.0
 
 
@@ -125,7 +126,8 @@ class Closed(State):
             # closed by its probes: on probation for as long as the fault had kept it muted
             episode = source.episode if source.episode is not None else (source.since or now)
             until = now + max(source.interval, now - episode)
-            return cls(timing.retry_interval_s, Probation(until, source.opens, source.interval, now, episode))
+            clear_since = source.probing_since if source.probing_since is not None else now
+            return cls(timing.retry_interval_s, Probation(until, source.opens, source.interval, clear_since, episode))
         return cls(timing.retry_interval_s)
 
 
@@ -178,12 +180,15 @@ class Open(_Muted):
             span, episode = source.span, source.episode if source.episode is not None else now
         elif isinstance(source, Closed) and source.probation is not None and now < source.probation.until:
             # The fault came back while on probation: as if its probes had failed, and now we know how long it
-            # stays away. The next probes must span that gap plus two probe spacings, so that one of them lands
-            # in its next stop. Worked numbers, a broker stopped 2 s of every 4 s: muted in its first stop,
-            # probes pass in the 2 s up-time, closed at 15.1, tripped again at 17.05 (gap 1.95 s): the next five
-            # probes span 2.45 s (0.49 s apart), one lands in a stop, and the partition stays muted to the end.
+            # stays away: at least from when the probes that closed it began (all passed) to this trip. The next
+            # probes must span that gap plus two probe spacings, so that one of them lands in its next stop.
+            # Worked numbers, a broker stopped 2 s of every 4 s (recorded, limp_long_open): muted in a stop,
+            # probing from 12.7 in the up-time, closed at 13.75, tripped again at 15.06, 0.46 s into the next
+            # stop: gap 2.36 s, the next five probes span 2.86 s (0.57 s apart) -- more than the 2 s up-time, so
+            # one lands in a stop. Measured from the close instead (gap 1.31 s, span 1.81 s) all five fitted in
+            # the next up-time, and the partition came back and was muted again once more.
             opens, interval = source.probation.opens + 1, timing.backed_off(source.probation.interval)
-            gap = now - source.probation.closed_at
+            gap = now - source.probation.clear_since
             span, episode = gap + 2 * timing.probe_spacing_s, source.probation.episode
         else:
             opens, interval = 1, timing.retry_interval_s

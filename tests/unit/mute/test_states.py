@@ -56,3 +56,17 @@ class TestStatesOwnTheirData:
         b.probe_result(True)
         assert isinstance(b._state, Closed) and b._state.probation is not None
         assert b._state.probation.interval == 5.0
+
+    def test_a_trip_on_probation_spans_the_gap_from_when_the_passing_probes_began(self, world: World) -> None:
+        """The probes that closed it all passed, so the fault was away from their start: a trip on probation
+        spans the next probes over that gap plus two spacings. Recorded limp (stopped 2 s of every 4 s):
+        probing from 12.7, closed 13.75, tripped 15.06 -> gap 2.36 s, span 2.86 s, longer than the 2 s up-time;
+        measured from the close (1.31 s, span 1.81 s) five probes fitted in one up-time and it flapped again."""
+        timing = MuteBreaker("x", clock=world.wall_clock, retry_interval_s=1.0, max_retry_interval_s=4.0,
+                             backoff_multiplier=2.0, half_open_probes=5, probe_spacing_s=0.25)._timing
+        passing = HalfOpen(1.0, SLOW, 11.7, 1, successes=5, episode=11.7, probing_since=12.7)
+        closed = Closed.entered(passing, 13.75, timing)
+        assert closed.probation is not None and closed.probation.clear_since == 12.7
+        reopened = Open.entered(closed, 15.06, SLOW, timing)
+        assert reopened.span == pytest.approx(2.36 + 2 * 0.25)
+        assert HalfOpen.entered(reopened, 17.06).spacing(timing) == pytest.approx(2.86 / 5)
