@@ -31,8 +31,8 @@ UNROUTABLE = "stall_rf3_acks_all_two_partitions_20"
 #: stalled 20 s; messages caught in flight by the stall stay outstanding until it ends
 LONG_STALL = "stall_rf1_50_20s"
 FAULTS = [
-    "stall_rf1_50", "stall_rf1_5000", LONG_STALL, "limp_short_saturated", "limp_long_open", "stall_rf3_acks_all_keyed_50",
-    "kill_rf3_idempotent", UNROUTABLE,
+    "stall_rf1_50", "stall_rf1_5000", LONG_STALL, "limp_short_saturated", "limp_long_open",
+    "stall_rf3_acks_all_keyed_50", "kill_rf3_idempotent", UNROUTABLE,
 ]
 #: more brokers than the cores allow and a keyed rate above what they take: slow everywhere, in turns
 OVERLOADED = "overloaded_5_brokers_keyed"
