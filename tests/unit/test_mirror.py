@@ -43,7 +43,6 @@ ELSEWHERE: dict[str, str] = {
     "policy/checks.py": _POLICY,
     "policy/client_keys.py": _POLICY,
     "policy/effective.py": _POLICY,
-    "policy/errors.py": _POLICY,
     "policy/schema_export.py": "tests/unit/policy/test_schema.py (the generated configuration reference)",
     "policy/translate.py": _POLICY,
     "producer/accel.py": _PRODUCER,
