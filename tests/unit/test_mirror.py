@@ -38,7 +38,6 @@ ELSEWHERE: dict[str, str] = {
     "demo/setup.py": _DEMO,
     "demo/sparkjob.py": _DEMO,
     "errors.py": "each error where it is raised (tests/unit/policy/test_hostile.py, test_dropin.py, ...)",
-    "mute/factory.py": _MANAGER,
     "mute/scan.py": _MANAGER,
     "policy/checks.py": _POLICY,
     "policy/client_keys.py": _POLICY,
