@@ -322,8 +322,7 @@ def _spark_master(args: argparse.Namespace) -> Iterator[str]:
 def _session(jars: str, master: str) -> Any:
     from pyspark.sql import SparkSession
 
-    from mutepro.spark.standalone import python_conf
-    from mutepro.spark.workerenv import mutepro_root
+    from mutepro.spark.standalone import on_cluster
 
     # Python workers import the same mutepro as this process
     builder = (
@@ -332,11 +331,9 @@ def _session(jars: str, master: str) -> Any:
         .config("spark.ui.enabled", "false").config("spark.driver.memory", "2g")
     )
     if not master.startswith("local"):
-        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
-        for key, value in {**STANDALONE_APP_CONF, **python_conf(sys.executable, [mutepro_root()])}.items():
+        for key, value in STANDALONE_APP_CONF.items():
             builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    spark = on_cluster(builder, master).getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     register(spark)
     return spark

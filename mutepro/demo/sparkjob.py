@@ -13,8 +13,6 @@ supervisor would, at most :data:`MAX_RESTARTS` times; the failure and the restar
 from __future__ import annotations
 
 import json
-import os
-import sys
 import tempfile
 import time
 from datetime import datetime
@@ -23,6 +21,7 @@ from typing import Any
 from mutepro.demo.readback import encode_value_sql
 from mutepro.demo.samples import BatchSample, Event, JobSamples
 from mutepro.errors import PrerequisiteError
+from mutepro.spark.standalone import on_cluster
 from mutepro.spark.workerenv import workers_import_this_mutepro
 
 MAX_RESTARTS = 10
@@ -57,16 +56,7 @@ def session(jars: str, master: str = LOCAL_MASTER) -> Any:
         # stop() waits for the running micro-batch; bounded, so a batch stuck on the stalled broker cannot hang
         .config("spark.sql.streaming.stopTimeout", "30s")
     )
-    if not master.startswith("local"):
-        # a cluster's executors reach this driver on loopback and run this interpreter with this mutepro
-        from mutepro.spark.standalone import python_conf
-        from mutepro.spark.workerenv import mutepro_root
-
-        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-        builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
-        for key, value in python_conf(sys.executable, [mutepro_root()]).items():
-            builder = builder.config(key, value)
-    spark = builder.getOrCreate()
+    spark = on_cluster(builder, master).getOrCreate()
     spark.sparkContext.setLogLevel("OFF")
     return spark
 

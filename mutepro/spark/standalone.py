@@ -29,6 +29,7 @@ import urllib.request
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
+from typing import Any
 
 from mutepro.errors import ClusterError, PrerequisiteError
 
@@ -101,6 +102,21 @@ def connect_command(home: Path, master_url: str, port: int, conf: Mapping[str, s
     confs = [arg for key, value in settings.items() for arg in ("--conf", f"{key}={value}")]
     return [str(home / "bin" / "spark-submit"), "--class", CONNECT_CLASS, "--name", "Spark Connect server",
             "--master", master_url, "--driver-memory", memory, *confs, "spark-internal"]
+
+
+def on_cluster(builder: Any, master: str) -> Any:
+    """``builder`` (a ``SparkSession.Builder``) set up for ``master``: unchanged for ``local[...]``; for a cluster,
+    the driver bound to loopback (the executors connect back to it) and executors running this interpreter with
+    this process's mutepro (:func:`python_conf`)."""
+    if master.startswith("local"):
+        return builder
+    from mutepro.spark.workerenv import mutepro_root
+
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    builder = builder.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress", "127.0.0.1")
+    for key, value in python_conf(sys.executable, [mutepro_root()]).items():
+        builder = builder.config(key, value)
+    return builder
 
 
 def python_conf(python: str, pythonpath: Sequence[str]) -> dict[str, str]:

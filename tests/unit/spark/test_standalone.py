@@ -175,3 +175,28 @@ def test_cli_start_refuses_a_running_cluster_and_stop_ends_it(tmp_path: Path) ->
     stopped = CliRunner().invoke(spark, ["cluster", "stop", "--run-dir", str(tmp_path)])
     assert stopped.exit_code == 0 and "stopped master" in stopped.output, stopped.output
     assert proc.wait(5) is not None and not (tmp_path / STATE_FILE).exists()
+
+
+class _Builder:
+    def __init__(self) -> None:
+        self.conf: dict[str, str] = {}
+
+    def config(self, key: str, value: str) -> _Builder:
+        self.conf[key] = value
+        return self
+
+
+class TestOnCluster:
+    def test_local_masters_are_left_alone(self) -> None:
+        from mutepro.spark.standalone import on_cluster
+
+        assert on_cluster(_Builder(), "local[4]").conf == {}
+
+    def test_a_cluster_driver_binds_to_loopback_and_executors_run_this_python(self) -> None:
+        import sys
+
+        from mutepro.spark.standalone import on_cluster
+
+        conf = on_cluster(_Builder(), "spark://127.0.0.1:7077").conf
+        assert conf["spark.driver.host"] == conf["spark.driver.bindAddress"] == "127.0.0.1"
+        assert conf["spark.pyspark.python"] == sys.executable and "spark.executorEnv.PYTHONPATH" in conf
