@@ -94,7 +94,7 @@ class Bench:
         producer.wait_for_topic(topic, 15)
         if kind == "mute_rack":  # the brokers' racks come with the first metadata round
             deadline = time.monotonic() + 15
-            while producer.mute_manager.local_partitions(topic) != self.local() and time.monotonic() < deadline:
+            while producer.mute_manager.racks.local_partitions(topic) != self.local() and time.monotonic() < deadline:
                 producer.poll(0.05)
         return producer
 

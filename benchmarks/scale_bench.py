@@ -53,7 +53,7 @@ def decision(partitions: int, muted: int, rounds: int) -> dict[str, float]:
     now = [1000.0]
     tracker = OutstandingTracker(buffer_max_messages=100_000, buffer_max_bytes=1 << 30)
     manager = ProducerMuteManager(lambda _t: TopicPolicy(), clock=lambda: now[0], wall_clock=lambda: now[0])
-    manager.ensure_topic(TOPIC, partitions, {p: p % 3 + 1 for p in range(partitions)})
+    manager.rounds.ensure_topic(TOPIC, partitions, {p: p % 3 + 1 for p in range(partitions)})
     for p in range(muted):
         manager.mute(TOPIC, p)
     tally = tracker.ensure(TOPIC, partitions, 1.0)
@@ -65,7 +65,7 @@ def decision(partitions: int, muted: int, rounds: int) -> dict[str, float]:
             tally.sent_bytes[p] += 512
         tracker.checkpoint(now[0])
         start = time.perf_counter()
-        manager.evaluate(tracker.load)
+        manager.rounds.evaluate(tracker.load)
         rounds_us.append((time.perf_counter() - start) * 1e6)
         for p in range(partitions):
             tally.reported[p] = tally.sent[p]

@@ -35,7 +35,7 @@ def main() -> None:
         with MuteProducer(conf) as producer:
             producer.wait_for_topic(topic, 30)
             for _ in range(100):  # the brokers' racks arrive with the producer's first metadata round
-                if producer.mute_manager.local_partitions(topic):
+                if producer.mute_manager.racks.local_partitions(topic):
                     break
                 producer.poll(0.1)
             for i in range(5_000):
@@ -44,7 +44,7 @@ def main() -> None:
             for user in range(6):  # keyed messages go where their key hashes, rack or not
                 producer.produce(topic, value=b"profile", key=f"user-{user}".encode(), on_delivery=report)
             producer.flush(30)
-            local = sorted(producer.mute_manager.local_partitions(topic) or ())
+            local = sorted(producer.mute_manager.racks.local_partitions(topic) or ())
             print(f"client.rack {rack}: partitions led in it: {local}")
             per_broker = Counter()
             for p, n in unkeyed.items():

@@ -11,47 +11,55 @@ The manager is the public face of parts built once in its constructor, each with
 what follows a breaker transition (:class:`~mutepro.mute.reactions.Reactions`: events out, the rescue queue), the
 broker rule (:class:`~mutepro.mute.brokers.BrokerJudge`), the producer's rack
 (:class:`~mutepro.mute.rack.RackLocator`) and the decisions applied to the records
-(:class:`~mutepro.mute.control.MuteControl`). A detection round (:meth:`evaluate`) reads the clock once.
+(:class:`~mutepro.mute.control.MuteControl`). Three views share them: :attr:`ProducerMuteManager.rounds`
+(:class:`~mutepro.mute.rounds.Rounds`, the driver thread's inputs and the detection round, which reads the clock
+once), :attr:`ProducerMuteManager.probes` (:class:`~mutepro.mute.probes.ProbeDesk`, half-open partitions' probe
+slots) and :attr:`ProducerMuteManager.racks` (:class:`~mutepro.mute.rack.RackView`, rack-aware partitioning).
 """
 
 from __future__ import annotations
 
-import math
 import threading
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
-from mutepro.detect.model import Delivery, MuteReason, Verdict
-from mutepro.detect.stats import StatsSnapshot
+from mutepro.detect.model import MuteReason, Verdict
 from mutepro.mute.answered import answered_meanwhile
-from mutepro.mute.breaker import Clock, PartitionKey
+from mutepro.mute.breaker import Clock
 from mutepro.mute.brokers import BrokerJudge
 from mutepro.mute.control import MuteControl
 from mutepro.mute.events import EventLog, MuteEvent, MuteEventKind, opened_partitions
 from mutepro.mute.factory import DetectorFactory, build_detectors
+from mutepro.mute.probes import ProbeDesk
 from mutepro.mute.publisher import SnapshotPublisher
-from mutepro.mute.rack import RackLocator
+from mutepro.mute.rack import RackLocator, RackView
 from mutepro.mute.reactions import Reactions
 from mutepro.mute.records import TopicRecord
 from mutepro.mute.registry import TopicRegistry
-from mutepro.mute.scan import LoadReader, scan_topic
+from mutepro.mute.rounds import Rounds
+from mutepro.mute.scan import LoadReader
 from mutepro.mute.store import BreakerStore, MemoryStore
 from mutepro.partition.snapshot import TopicSnapshot
 from mutepro.policy.schema import TopicPolicy
 
 #: re-exported: these were always importable from here
-__all__ = ["DetectorFactory", "LoadReader", "MuteEvent", "MuteEventKind", "ProducerMuteManager", "opened_partitions"]
+__all__ = ["DetectorFactory", "LoadReader", "MuteEvent", "MuteEventKind", "ProducerMuteManager", "QueueCounts",
+           "opened_partitions"]
 
 
 class ProducerMuteManager:
     """Mute state of one producer: per-partition breakers and detectors, broker detection, snapshots.
 
     Read API (any thread): :meth:`snapshot`, :meth:`is_muted`, :meth:`muted_partitions`, :meth:`muted_brokers`,
-    :meth:`state`. Manual control (any thread): :meth:`mute`, :meth:`unmute`, :meth:`mute_broker`,
-    :meth:`unmute_broker`. Driver-thread API: :meth:`ensure_topic`, :meth:`update_leaders`, :meth:`record`,
-    :meth:`evaluate`.
+    :meth:`state`, and KIP-693's counts (:meth:`outstanding`, :meth:`accumulated`, :meth:`in_flight`). Manual
+    control (any thread): :meth:`mute`, :meth:`unmute`, :meth:`mute_broker`, :meth:`unmute_broker`. The driver
+    thread's inputs and the detection round: :attr:`rounds`; probe slots: :attr:`probes`; rack-aware
+    partitioning: :attr:`racks`.
+
+    ``counts``: where KIP-693's per-partition counts come from (the producer's; they read 0 without one).
 
     ``acks_all``: the producer's writes wait for every in-sync replica (acks=all, librdkafka's default; see
     :func:`mutepro.mute.brokers.acks_wait_for_isr`), so a waiting partition may be waiting on a follower.
@@ -70,6 +78,7 @@ class ProducerMuteManager:
         client_rack: str | None = None,
         rack_aware_all: bool = False,
         acks_all: bool = True,
+        counts: QueueCounts | None = None,
     ) -> None:
         self._clock = clock
         self._lock = threading.RLock()
@@ -92,9 +101,13 @@ class ProducerMuteManager:
         self._control = MuteControl(
             self._registry, self._publisher, self._reactions, self._brokers, self._locator, clock
         )
-        self._outstanding: Callable[[str, int], int] = _zero
-        self._accumulated: Callable[[str, int], int] = _zero
-        self._in_flight: Callable[[str, int], int] = _zero
+        self._counts = counts if counts is not None else QueueCounts()
+        self.rounds = Rounds(
+            registry=self._registry, control=self._control, publisher=self._publisher, reactions=self._reactions,
+            brokers=self._brokers, locator=self._locator, lock=self._lock, clock=clock,
+        )
+        self.probes = ProbeDesk(self._registry)
+        self.racks = RackView(self._locator, self._topics)
 
     # -- read side ------------------------------------------------------------------------------------
 
@@ -107,16 +120,6 @@ class ProducerMuteManager:
         snap = self.snapshot(topic)
         return snap is not None and partition in snap.muted
 
-    def probing(self, topic: str) -> frozenset[int]:
-        """Half-open partitions of ``topic`` that are waiting for probe messages."""
-        t = self._topics.get(topic)
-        return t.probing if t is not None else frozenset()
-
-    def delivered_at(self, topic: str, partition: int) -> float | None:
-        """When a report of a delivered message of the partition last came (None: never)."""
-        part = self._registry.find(topic, partition)
-        return part.delivered_at if part is not None else None
-
     def answered_meanwhile(self, topic: str, exclude: Collection[int], since: float) -> bool:
         """Whether a partition of ``topic`` led by a broker outside ``exclude`` delivered something after ``since``
         (:func:`mutepro.mute.answered.answered_meanwhile`: the evidence that the producer could be served
@@ -124,43 +127,9 @@ class ProducerMuteManager:
         t = self._topics.get(topic)
         return t is not None and answered_meanwhile(t, exclude, since)
 
-    def try_probe(self, topic: str, partition: int) -> bool:
-        """Reserve one probe slot on a half-open partition."""
-        part = self._registry.find(topic, partition)
-        return part is not None and part.breaker.try_probe()
-
-    def probe_wait(self, topic: str) -> float:
-        """Seconds until some half-open partition of ``topic`` could take a probe: 0 now, ``inf`` when none can
-        before a probe result comes back (or none is half-open)."""
-        t = self._topics.get(topic)
-        if t is None:
-            return math.inf
-        waits = (w for p in t.probing if (part := t.partitions.get(p)) and (w := part.breaker.probe_wait()) is not None)
-        return min(waits, default=math.inf)
-
-    def probe_unsent(self, topic: str, partition: int) -> None:
-        """Give back a probe slot :meth:`try_probe` reserved for a message that could not be sent."""
-        part = self._registry.find(topic, partition)
-        if part is not None:
-            part.breaker.probe_unsent()
-
     def muted_partitions(self) -> dict[str, list[int]]:
         """Topic -> muted partitions (open, half-open or forced)."""
         return {name: sorted(t.snapshot.muted) for name, t in self._topics.items() if t.snapshot and t.snapshot.muted}
-
-    @property
-    def client_rack(self) -> str | None:
-        """The producer's rack when rack-aware partitioning is on, else ``None``."""
-        return self._locator.client_rack
-
-    def broker_racks(self) -> dict[int, str]:
-        """Each broker's rack as last described by the cluster (empty until then, or when rack-aware is off)."""
-        return self._locator.broker_racks()
-
-    def local_partitions(self, topic: str) -> frozenset[int] | None:
-        """The topic's partitions led in the producer's rack (``None`` when rack-aware partitioning is off)."""
-        t = self._topics.get(topic)
-        return t.local if t is not None else None
 
     def muted_brokers(self) -> dict[int, str]:
         """Broker id -> why the broker is muted (by detection or by hand)."""
@@ -173,26 +142,18 @@ class ProducerMuteManager:
         return part.leader if part is not None else -1
 
     # KIP-693's ProducerMuteManager also answers "how much is queued / in flight for this partition"; the counts
-    # live in the producer, which binds them here (until then they read 0).
-    def bind_counts(
-        self,
-        outstanding: Callable[[str, int], int],
-        accumulated: Callable[[str, int], int],
-        in_flight: Callable[[str, int], int],
-    ) -> None:
-        self._outstanding, self._accumulated, self._in_flight = outstanding, accumulated, in_flight
-
+    # live in the producer, which hands its readers over at construction.
     def outstanding(self, topic: str, partition: int) -> int:
         """Messages handed to librdkafka for the partition and not yet reported (exact)."""
-        return self._outstanding(topic, partition)
+        return self._counts.outstanding(topic, partition)
 
     def accumulated(self, topic: str, partition: int) -> int:
         """KIP-693 getAccumulatedBatches, in messages: queued in librdkafka, not yet sent (latest statistics)."""
-        return self._accumulated(topic, partition)
+        return self._counts.accumulated(topic, partition)
 
     def in_flight(self, topic: str, partition: int) -> int:
         """KIP-693 getInFlightRequestCount, in messages: sent and awaiting the broker (latest statistics)."""
-        return self._in_flight(topic, partition)
+        return self._counts.in_flight(topic, partition)
 
     def known_topics(self) -> list[str]:
         return list(self._topics)
@@ -254,84 +215,15 @@ class ProducerMuteManager:
         with self._lock:
             self._control.unmute_broker(broker_id)
 
-    # -- driver-thread API ------------------------------------------------------------------------------
-
-    def ensure_topic(
-        self, topic: str, partition_count: int, leaders: Mapping[int, int],
-        replicas: Mapping[int, Sequence[int]] | None = None,
-        isrs: Mapping[int, Sequence[int]] | None = None,
-    ) -> None:
-        """Create (or grow) the topic's partitions and publish its first snapshot. ``replicas``: each partition's
-        replica brokers, ``isrs``: its in-sync replicas (what a mute event names as the broker its messages wait
-        on)."""
-        with self._lock:
-            t = self._registry.ensure(topic, partition_count, replicas, isrs)
-            self._control.apply_leaders(t, leaders)
-            self._publisher.publish(t)
-
-    def update_broker_racks(self, racks: Mapping[int, str]) -> None:
-        """Each broker's ``broker.rack`` (rack-aware partitioning): republish the topics whose local set moved."""
-        with self._lock:
-            if self._locator.update(racks):
-                for t in self._topics.values():
-                    self._control.relocate(t)
-
-    def update_leaders(self, topic: str, leaders: Mapping[int, int]) -> None:
-        with self._lock:
-            t = self._topics.get(topic)
-            if t is not None:
-                self._control.apply_leaders(t, leaders)
-
-    def record(self, topic: str, partition: int, delivery: Delivery) -> None:
-        """Feed one final delivery report of a non-probe message to the partition's detectors."""
-        self._registry.record(topic, partition, delivery)
-
-    def record_many(self, topic: str, partition: int, calls: int, failures: int, slow: int, now: float) -> None:
-        """Feed a tick's tally of reports to the partition's detectors (``slow``: over the topic's threshold)."""
-        self._registry.record_many(topic, partition, calls, failures, slow, now)
-
-    def probe_result(self, topic: str, partition: int, ok: bool, latency_s: float | None = None) -> None:
-        """A granted probe's outcome: ``ok`` False for a failed delivery; a delivered one (``latency_s`` given)
-        passes only within the topic's probe limit (the slow threshold, or the outlier rule's bar)."""
-        t = self._topics.get(topic)
-        part = t.partitions.get(partition) if t is not None else None
-        if t is not None and part is not None:
-            part.breaker.probe_result(ok and (latency_s is None or latency_s <= t.probe_limit_s))
-
-    def evaluate(
-        self,
-        load_of: LoadReader,
-        stats: StatsSnapshot | None = None,
-        busy_of: Callable[[str], frozenset[int] | None] | None = None,
-    ) -> list[PartitionKey]:
-        """One detection round; returns the partitions that became muted since the last call (to rescue).
-
-        For each closed partition every detector checks the current load; a verdict opens its breaker. Open
-        breakers whose retry interval passed turn half-open. Then the broker detector looks at partitions
-        muted per leader and at librdkafka's broker statistics and mutes every partition of a bad broker.
-        ``busy_of(topic)``: the partitions with anything outstanding, sent or reported since the last round
-        (the producer's tracker); idle ones are then looked at once a second (see ``scan.QUIET_REJUDGE_S``).
-        """
-        now = self._clock()
-        with self._lock:
-            for t in list(self._topics.values()):
-                scan = scan_topic(t, load_of, now, busy_of(t.name) if busy_of is not None else None)
-                for topic, part, verdict in scan.trips:
-                    self._control.trip(topic, part, verdict)
-                for p in scan.failed_probes:  # re-open now, with backoff
-                    t.partitions[p].breaker.probe_result(False)
-            for topic, part, verdict in self._brokers.judge(self._topics.values(), stats, now):
-                self._control.trip(topic, part, verdict)
-            for t in list(self._topics.values()):
-                self._publisher.publish(t, after_round=True)
-            return self._reactions.take_opened()
-
-    def refresh_weights(self, topic: str, queue_sizes: Mapping[int, int]) -> None:
-        """Re-weight the topic's writable partitions by their outstanding messages (KIP-794)."""
-        t = self._topics.get(topic)
-        if t is not None:
-            self._publisher.publish(t, queue_sizes)
-
 
 def _zero(topic: str, partition: int) -> int:
     return 0
+
+
+@dataclass(frozen=True, slots=True)
+class QueueCounts:
+    """The producer's per-partition counts that KIP-693's manager answers with (``outstanding``...)."""
+
+    outstanding: Callable[[str, int], int] = _zero
+    accumulated: Callable[[str, int], int] = _zero
+    in_flight: Callable[[str, int], int] = _zero

@@ -41,3 +41,26 @@ class RackLocator:
             return False
         t.local = local
         return True
+
+
+class RackView:
+    """What the producer reads of rack-aware partitioning (``producer.mute_manager.racks``): its rack, the
+    brokers', and the partitions led in its rack now. Read only; the driver's metadata rounds change them."""
+
+    def __init__(self, locator: RackLocator, topics: Mapping[str, TopicRecord]) -> None:
+        self._locator = locator
+        self._topics = topics
+
+    @property
+    def client_rack(self) -> str | None:
+        """The producer's rack when rack-aware partitioning is on, else ``None``."""
+        return self._locator.client_rack
+
+    def broker_racks(self) -> dict[int, str]:
+        """Each broker's rack as last described by the cluster (empty until then, or when rack-aware is off)."""
+        return self._locator.broker_racks()
+
+    def local_partitions(self, topic: str) -> frozenset[int] | None:
+        """The topic's partitions led in the producer's rack (``None`` when rack-aware partitioning is off)."""
+        t = self._topics.get(topic)
+        return t.local if t is not None else None

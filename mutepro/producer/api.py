@@ -226,7 +226,7 @@ class MuteproApi:
             "muted_brokers": self._manager.muted_brokers(),
             "held": self._holding.total,
             "outstanding": self._tracker.total,
-            "rack": None if self._locality is None else self._locality.as_dict(self._manager.client_rack),
+            "rack": None if self._locality is None else self._locality.as_dict(self._manager.racks.client_rack),
         }
 
     def __repr__(self) -> str:

@@ -34,7 +34,7 @@ import confluent_kafka
 from mutepro.logs import apply_policy_logging
 from mutepro.mute.brokers import acks_wait_for_isr
 from mutepro.mute.factory import build_detectors
-from mutepro.mute.manager import DetectorFactory, ProducerMuteManager
+from mutepro.mute.manager import DetectorFactory, ProducerMuteManager, QueueCounts
 from mutepro.mute.store import BreakerStore, MemoryStore
 from mutepro.partition.protocols import DefaultMutingPartitioner, HomePartitioner, MutingPartitioner
 from mutepro.partition.snapshot import TopicSnapshot
@@ -188,11 +188,9 @@ def assemble(args: Arguments, hooks: Hooks) -> Parts:
         policy_for, clock=args.clock, store=breakers, on_event=MuteEventListener(counters, pacer, recorder),
         detector_factory=args.detector_factory or build_detectors, client_rack=client_rack,
         rack_aware_all=rack_aware_all, acks_all=acks_wait_for_isr(conf.get("acks", conf.get("request.required.acks"))),
+        counts=QueueCounts(hooks.outstanding, hooks.accumulated, hooks.in_flight),
     )
-    # the manager's count readers (tracker, statistics) and the partitioner's manager: neither constructor takes
-    # them (ProducerMuteManager.bind_counts, mute/manager.py; MutingPartitioner.initialize, the public protocol)
-    manager.bind_counts(hooks.outstanding, hooks.accumulated, hooks.in_flight)
-    chosen.initialize(manager)
+    chosen.initialize(manager)  # the partitioner's manager: MutingPartitioner.initialize, the public protocol
 
     fast_link: Later[Any] = Later("the C fast path")
     core = Core(
@@ -202,7 +200,8 @@ def assemble(args: Arguments, hooks: Hooks) -> Parts:
     holding = HoldQueues(core)
     router = Router(
         chosen, chosen.home_partition if isinstance(chosen, HomePartitioner) else None, sticky,
-        probing=manager.probing, grant=manager.try_probe, keyed_policy=lambda t: policy_for(t).keyed_policy,
+        probing=manager.probes.probing, grant=manager.probes.try_probe,
+        keyed_policy=lambda t: policy_for(t).keyed_policy,
         reason=functools.partial(_mute_reason, manager),
     )
     rescuer = Rescuer(

@@ -174,7 +174,7 @@ class Core:
         """A re-send librdkafka refused (see :meth:`resend`): the message's failed report, with librdkafka's error."""
         error = err.args[0] if err.args and isinstance(err.args[0], KafkaError) else KafkaError(KafkaError._FAIL)
         if kind & PROBE:
-            self.manager.probe_result(m.topic, partition, False)  # a probe never sent has failed
+            self.manager.probes.probe_result(m.topic, partition, False)  # a probe never sent has failed
         self.fail(m, error, partition)
 
     def fail(self, m: OutMessage, error: KafkaError, partition: int) -> None:

@@ -89,12 +89,12 @@ class Driver:
             counts = (tracker.sent_total, tracker.reported_total)
         self.quiet, self._counts = counts == self._counts, counts
         for topic, p, calls, failures, slow in drained:
-            manager.record_many(topic, p, calls, failures, slow, now)
+            manager.rounds.record_many(topic, p, calls, failures, slow, now)
         # a quiet round judges nothing new: the statistics wait for a round that does (see on_stats)
         stats = self._stats if self.quiet else self.stats
         if self._recorder is not None:
             self._recorder.round(now, drained, tracker, list(tracker.topics), stats)
-        opened = manager.evaluate(tracker.load, stats, tracker.busy)
+        opened = manager.rounds.evaluate(tracker.load, stats, tracker.busy)
         core.counters.avoids = manager.avoid_episodes
         if opened:
             self._rescuer.schedule(opened, now)
@@ -125,7 +125,7 @@ class Driver:
         if self._locality is not None and now - self._locality_at >= _LOCALITY_REFRESH_S:
             self._locality_at = now
             for topic, tally in list(core.tracker.topics.items()):
-                self._locality.update(topic, list(tally.sent_bytes), manager.local_partitions(topic))
+                self._locality.update(topic, list(tally.sent_bytes), manager.racks.local_partitions(topic))
 
     def idle(self) -> bool:
         """True when the next rounds have nothing to look at until the application sends again: the last round
@@ -160,7 +160,7 @@ class Driver:
             racks = self._racks.broker_racks()
             if racks is not None:  # None: not reachable now, asked again next round; the last answer stands
                 self._racks_at = now
-                manager.update_broker_racks(racks)
+                manager.rounds.update_broker_racks(racks)
         due = [t for t in manager.known_topics() if now - self._topic_checked.get(t, 0.0) > _METADATA_REFRESH_S]
         wanted = [t for t in core.wanted_topics if t not in core.unassigned_topics]  # see Core.unassigned_topics
         loaded = False
@@ -183,7 +183,7 @@ class Driver:
                         tally.warm[p] = tally.sent[p]  # delivered before tracking: warm, every tracked send judged
             replicas = {p: list(getattr(pm, "replicas", None) or [pm.leader]) for p, pm in tmd.partitions.items()}
             isrs = {p: list(getattr(pm, "isrs", None) or []) for p, pm in tmd.partitions.items()}
-            manager.ensure_topic(topic, len(tmd.partitions), leaders, replicas, isrs)
+            manager.rounds.ensure_topic(topic, len(tmd.partitions), leaders, replicas, isrs)
             if self._recorder is not None:
                 self._recorder.metadata(now, topic, tmd.partitions, core.policy_for(topic))
             if topic in core.wanted_topics:
@@ -219,7 +219,7 @@ class Driver:
         core = self._core
         for topic in core.manager.known_topics():
             if core.policy_for(topic).partitioner.adaptive:
-                core.manager.refresh_weights(topic, core.tracker.counts(topic))
+                core.manager.rounds.refresh_weights(topic, core.tracker.counts(topic))
 
     # -- librdkafka callbacks (driver thread, inside inner.poll) -------------------------------------------
 
@@ -250,7 +250,7 @@ class Driver:
                 if ps.leader >= 0:
                     by_topic.setdefault(topic, {})[p] = ps.leader
             for topic, leaders in by_topic.items():
-                self._core.manager.update_leaders(topic, leaders)
+                self._core.manager.rounds.update_leaders(topic, leaders)
                 if self._recorder is not None:
                     self._recorder.leaders(self._core.clock(), topic, leaders)
         return self._stats

@@ -115,11 +115,11 @@ class HoldQueues:
                     # sequences 201-205 after 213. The plain producer waits for them just the same.
                     continue
                 if home in snap.muted:
-                    if queue and home in manager.probing(topic) and manager.try_probe(topic, home):
+                    if queue and home in manager.probes.probing(topic) and manager.probes.try_probe(topic, home):
                         if self._release_one(queue, home, PROBE):
                             core.counters.probes += 1
                         else:
-                            manager.probe_unsent(topic, home)  # a full queue: the slot is free again
+                            manager.probes.probe_unsent(topic, home)  # a full queue: the slot is free again
                     continue
                 released = 0
                 while queue:

@@ -231,7 +231,7 @@ class Redispatcher:
         if kind & PROBE:
             # A probe taken back has no result of its own: counted as failed (the partition opens again, with
             # backoff), or its half-open partition would wait forever for the result of a probe nobody sends.
-            core.manager.probe_result(topic, current, False)
+            core.manager.probes.probe_result(topic, current, False)
         snap = core.manager.snapshot(topic)
         if current < 0 and snap is not None:
             # Purged from librdkafka's unassigned queue (sent before the topic's metadata was known). Sent there

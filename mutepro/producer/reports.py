@@ -56,7 +56,7 @@ class ReportHandler:
             # A counted success reaches Python only as a probe's (the C reporter judges the others: warm-up,
             # ok, slow): its breaker is answered here.
             if tally is not None and kind & PROBE:
-                core.manager.probe_result(topic_of(msg), p, True, msg.latency() or 0.0)
+                core.manager.probes.probe_result(topic_of(msg), p, True, msg.latency() or 0.0)
             if cb is not None and not core.only_errors:
                 core.callbacks.put_report(cb, msg)
             else:
@@ -77,9 +77,9 @@ class ReportHandler:
                 # the message's or the application's error (too large, invalid, not authorized, ...): the broker
                 # answered, so a probe shows a responsive partition; nothing is judged against it
                 if kind & PROBE:
-                    core.manager.probe_result(topic_of(msg), p, True)
+                    core.manager.probes.probe_result(topic_of(msg), p, True)
             elif kind & PROBE:
-                core.manager.probe_result(topic_of(msg), p, False)
+                core.manager.probes.probe_result(topic_of(msg), p, False)
             elif tally is not None:
                 tally.failed[p] += 1
             if code in _RESCUABLE and self._rescuer.may_rescue(kind, msg):

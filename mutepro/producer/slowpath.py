@@ -80,7 +80,7 @@ class SlowPath:
                 core.send(topic, value, key, headers, timestamp, cb, decision.partition, decision.kind)
             except BufferError:
                 if decision.kind & PROBE:
-                    core.manager.probe_unsent(topic, decision.partition)
+                    core.manager.probes.probe_unsent(topic, decision.partition)
                 raise
             if decision.kind & PROBE:
                 counters.probes += 1
@@ -105,7 +105,7 @@ class SlowPath:
         core = self._core
         if core.clock is not time.monotonic:
             return  # the fast path times the deferral on CLOCK_MONOTONIC: an injected clock would not move it
-        wait = core.manager.probe_wait(topic)
+        wait = core.manager.probes.probe_wait(topic)
         if wait <= 0.0:
             return
         tally = core.tracker.topics.get(topic)

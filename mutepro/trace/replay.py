@@ -192,7 +192,7 @@ def replay(
             new = {int(r[0]): int(r[1]) for r in rows}
             out.replicas[topic] = {int(r[0]): tuple(r[2]) for r in rows}
             # as the producer's metadata refresh does: leaders, replicas and in-sync replicas
-            manager.ensure_topic(topic, len(rows), new, {int(r[0]): list(r[2]) for r in rows},
+            manager.rounds.ensure_topic(topic, len(rows), new, {int(r[0]): list(r[2]) for r in rows},
                                  {int(r[0]): list(r[3]) for r in rows if len(r) > 3})
             leaders[topic] = new
         elif kind == "stats":
@@ -217,8 +217,8 @@ def replay(
             busy = {topic: frozenset(ps) for topic, ps in parts.items()}
             for topic, p, calls, failures, slow in rec["reports"]:
                 delivered_at[(topic, p)] = t
-                manager.record_many(topic, p, calls, failures, slow, t)
-            manager.evaluate(load_of, stats, _busy_reader(busy))
+                manager.rounds.record_many(topic, p, calls, failures, slow, t)
+            manager.rounds.evaluate(load_of, stats, _busy_reader(busy))
             _probe(manager, leaders, answering, t)
     out.end = clock.now - out.start
     return out
@@ -233,9 +233,9 @@ def _probe(manager: ProducerMuteManager, leaders: Mapping[str, Mapping[int, int]
     """Send what probes the half-open partitions take now, and report each at once by the oracle (a probe to an
     answering leader is delivered; one to a stopped leader fails)."""
     for topic in leaders:
-        for p in sorted(manager.probing(topic)):
+        for p in sorted(manager.probes.probing(topic)):
             for _ in range(_MAX_PROBES_PER_ROUND):
-                if not manager.try_probe(topic, p):
+                if not manager.probes.try_probe(topic, p):
                     break
                 ok = answering(topic, p, now)
-                manager.probe_result(topic, p, ok, 0.001 if ok else None)
+                manager.probes.probe_result(topic, p, ok, 0.001 if ok else None)

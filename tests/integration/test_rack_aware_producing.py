@@ -45,7 +45,7 @@ class TestRackAwareProducing:
         topic = topic_factory(replica_assignment=ASSIGNMENT)
         producer = rack_aware_producer(kafka_cluster)
         assert producer.wait_for_topic(topic, 30)
-        assert wait_for(lambda: producer.mute_manager.local_partitions(topic) == ON_BROKER_1, 30,
+        assert wait_for(lambda: producer.mute_manager.racks.local_partitions(topic) == ON_BROKER_1, 30,
                         step=lambda: producer.poll(0.1))
         for i in range(20_000):
             while True:
@@ -69,7 +69,7 @@ class TestRackAwareProducing:
         producer = rack_aware_producer(kafka_cluster)
         ledger = Ledger()
         assert producer.wait_for_topic(topic, 30)
-        assert wait_for(lambda: producer.mute_manager.local_partitions(topic) == ON_BROKER_1, 30,
+        assert wait_for(lambda: producer.mute_manager.racks.local_partitions(topic) == ON_BROKER_1, 30,
                         step=lambda: producer.poll(0.1))
         with kafka_cluster.stalled(1), BackgroundLoad(producer, topic, ledger, rate=400) as load:
             assert wait_for(lambda: set(producer.mute_manager.muted_partitions().get(topic, [])) >= ON_BROKER_1, 30,

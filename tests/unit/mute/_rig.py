@@ -115,11 +115,11 @@ class Rig:
         tally.reported[partition] = tally.sent[partition]
         self.tracker.reported_total += done
         if delivered and done > 0:
-            self.mgr.record_many(topic, partition, done, 0, 0, self.clock())
+            self.mgr.rounds.record_many(topic, partition, done, 0, 0, self.clock())
 
     def evaluate(self) -> list[tuple[str, int]]:
         self.tracker.checkpoint(self.clock())
-        return self.mgr.evaluate(self.tracker.load)
+        return self.mgr.rounds.evaluate(self.tracker.load)
 
     def stall(self, *partitions: int, meanwhile: tuple[int, ...] = ()) -> list[tuple[str, int]]:
         """Partitions whose leader stopped answering: a message sits there for 1.5 s (> 1 s), no reports; the
@@ -128,7 +128,7 @@ class Rig:
         Each partition delivered once before (a warm partition), so the cold-start grace does not apply.
         """
         for p in partitions:
-            self.mgr.record(T, p, Delivery(ok=True, latency_s=0.01, now=self.clock()))
+            self.mgr.rounds.record(T, p, Delivery(ok=True, latency_s=0.01, now=self.clock()))
             self.send(p)
         self.clock.advance(0.75)
         for p in meanwhile:
@@ -150,7 +150,7 @@ def to_half_open(rig: Rig, partition: int) -> None:
     rig.settle(partition)
     rig.clock.advance(5.0)
     rig.evaluate()
-    assert rig.mgr.probing(T) == frozenset({partition})
+    assert rig.mgr.probes.probing(T) == frozenset({partition})
 
 
 def fill(rig: Rig, per_partition: dict[int, int], drained: frozenset[int] = frozenset()) -> None:

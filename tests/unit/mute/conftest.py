@@ -16,7 +16,7 @@ def clock() -> FakeClock:
 @pytest.fixture
 def rig(clock: FakeClock) -> Rig:
     r = Rig(clock)
-    r.mgr.ensure_topic(T, 6, LEADERS)
+    r.mgr.rounds.ensure_topic(T, 6, LEADERS)
     return r
 
 

@@ -164,7 +164,7 @@ class TestBrokerMuting:
     def test_partition_moving_onto_bad_broker_is_muted(self, rig: Rig) -> None:
         """A closed partition whose leadership moves onto a muted broker is muted at the next evaluate."""
         rig.stall(1, 4)
-        rig.mgr.update_leaders(T, {0: 2})
+        rig.mgr.rounds.update_leaders(T, {0: 2})
         assert rig.evaluate() == [(T, 0)]
         assert rig.mgr.is_muted(T, 0)
 
@@ -172,7 +172,7 @@ class TestBrokerMuting:
         """With broker.enabled false, two bad partitions of one broker mute only themselves."""
         policy = POLICY.model_copy(update={"broker": POLICY.broker.model_copy(update={"enabled": False})})
         rig = Rig(clock, policy=policy)
-        rig.mgr.ensure_topic(T, 6, LEADERS)
+        rig.mgr.rounds.ensure_topic(T, 6, LEADERS)
         rig.stall(1, 4)
         assert rig.mgr.muted_brokers() == {}
         assert rig.mgr.muted_partitions() == {T: [1, 4]}

@@ -13,7 +13,7 @@ class TestLeaderMove:
         """Leadership moving from the muted partition's broker to a healthy one unmutes it at once."""
         rig.stall(2)
         rig.settle(2)
-        rig.mgr.update_leaders(T, {2: 1})
+        rig.mgr.rounds.update_leaders(T, {2: 1})
         assert not rig.mgr.is_muted(T, 2)
         assert rig.mgr.leader(T, 2) == 1
         e = rig.events[-1]
@@ -25,7 +25,7 @@ class TestLeaderMove:
         """Resetting the breaker emits one unmute and queues no rescue (no mute events from the reset)."""
         rig.stall(2)
         rig.settle(2)
-        rig.mgr.update_leaders(T, {2: 1})
+        rig.mgr.rounds.update_leaders(T, {2: 1})
         assert rig.kinds(2) == ["mute", "unmute"]
         assert rig.evaluate() == []
         assert rig.state_of(2) == "closed"
@@ -35,14 +35,14 @@ class TestLeaderMove:
         """After a leader-move unmute the partition has working detectors: a new stall mutes it again."""
         rig.stall(2)
         rig.settle(2)
-        rig.mgr.update_leaders(T, {2: 1})
+        rig.mgr.rounds.update_leaders(T, {2: 1})
         assert rig.stall(2) == [(T, 2)]
         assert rig.events[-1].broker == 1
 
     def test_in_flight_to_old_leader_does_not_remute(self, rig: Rig) -> None:
         """Messages still in flight to the old (stalled) leader do not re-mute the partition on its new leader."""
         rig.stall(2)  # the message stays outstanding: librdkafka waits for the stalled broker's response
-        rig.mgr.update_leaders(T, {2: 1})
+        rig.mgr.rounds.update_leaders(T, {2: 1})
         rig.clock.advance(0.5)
         assert rig.evaluate() == []
         rig.clock.advance(10.0)
@@ -53,7 +53,7 @@ class TestLeaderMove:
     def test_new_leader_stalling_remutes(self, rig: Rig) -> None:
         """A message sent to the new leader after the move and stuck past the threshold mutes it again."""
         rig.stall(2)
-        rig.mgr.update_leaders(T, {2: 1})
+        rig.mgr.rounds.update_leaders(T, {2: 1})
         assert rig.stall(2) == [(T, 2)]
         e = rig.events[-1]
         assert (e.kind, e.broker, e.detail["stuck"]) == ("mute", 1, 1)
@@ -61,7 +61,7 @@ class TestLeaderMove:
     def test_old_messages_count_again_after_they_settle(self, rig: Rig) -> None:
         """Once the pre-move messages have their reports, the partition is judged on everything again."""
         rig.stall(2)
-        rig.mgr.update_leaders(T, {2: 1})
+        rig.mgr.rounds.update_leaders(T, {2: 1})
         rig.settle(2)
         rig.evaluate()
         assert rig.stall(2) == [(T, 2)]
@@ -77,8 +77,8 @@ class TestLeaderMove:
     def test_half_open_partition_unmutes_too(self, rig: Rig) -> None:
         """A half-open partition whose leader moves to a healthy broker is closed."""
         to_half_open(rig, 2)
-        rig.mgr.update_leaders(T, {2: 1})
-        assert rig.mgr.probing(T) == frozenset()
+        rig.mgr.rounds.update_leaders(T, {2: 1})
+        assert rig.mgr.probes.probing(T) == frozenset()
         assert not rig.mgr.is_muted(T, 2)
         assert rig.events[-1].detail == {"previous_state": "half_open"}
 
@@ -86,26 +86,26 @@ class TestLeaderMove:
         """A partition moving onto a broker that is itself muted stays muted."""
         rig.stall(1, 4)  # broker 2 muted
         rig.stall(2, meanwhile=(0,))  # broker 3's partition stalls while broker 1 answers: muted
-        rig.mgr.update_leaders(T, {2: 2})
+        rig.mgr.rounds.update_leaders(T, {2: 2})
         assert rig.mgr.is_muted(T, 2)
         assert rig.kinds(2) == ["mute"]
 
     def test_move_of_closed_partition_is_silent(self, rig: Rig) -> None:
         """A leader change on a writable partition only updates the leader."""
-        rig.mgr.update_leaders(T, {0: 3})
+        rig.mgr.rounds.update_leaders(T, {0: 3})
         assert rig.mgr.leader(T, 0) == 3
         assert rig.events == []
 
     def test_manual_mute_survives_move(self, rig: Rig) -> None:
         """A partition muted by hand stays muted whoever leads it."""
         rig.mgr.mute(T, 0)
-        rig.mgr.update_leaders(T, {0: 3})
+        rig.mgr.rounds.update_leaders(T, {0: 3})
         assert rig.mgr.is_muted(T, 0)
         assert rig.state_of(0) == "forced_open"
 
     def test_leaderless_report_keeps_the_last_leader(self, rig: Rig) -> None:
         """A -1 leader (broker down, no other replica) keeps the last known one: a mute is blamed on it."""
-        rig.mgr.ensure_topic(T, 6, {2: -1})
+        rig.mgr.rounds.ensure_topic(T, 6, {2: -1})
         assert rig.mgr.leader(T, 2) == 3
         rig.stall(2)
         assert rig.events[-1].broker == 3
@@ -114,15 +114,15 @@ class TestLeaderMove:
         """A move 3 -> -1 -> 1 is a move off the muted leader: the partition gets a fresh chance on 1."""
         rig.stall(2)
         rig.settle(2)
-        rig.mgr.update_leaders(T, {2: -1})
+        rig.mgr.rounds.update_leaders(T, {2: -1})
         assert rig.mgr.is_muted(T, 2)
-        rig.mgr.update_leaders(T, {2: 1})
+        rig.mgr.rounds.update_leaders(T, {2: 1})
         assert not rig.mgr.is_muted(T, 2)
         assert "3->1" in rig.events[-1].reason
 
     def test_unknown_topic_ignored(self, rig: Rig) -> None:
         """update_leaders for a topic the manager does not know does nothing."""
-        rig.mgr.update_leaders("other", {0: 1})
+        rig.mgr.rounds.update_leaders("other", {0: 1})
         assert rig.mgr.known_topics() == [T]
 
 
@@ -151,7 +151,7 @@ class TestManual:
         rig.clock.advance(3600.0)
         rig.evaluate()
         assert rig.state_of(3) == "forced_open"
-        assert rig.mgr.probing(T) == frozenset()
+        assert rig.mgr.probes.probing(T) == frozenset()
 
     def test_unmute_detected_mute(self, rig: Rig) -> None:
         """unmute() of a detected (open) mute closes it at once with reason manual_unmute and no extra events."""
@@ -204,7 +204,7 @@ class TestManual:
         """A partition whose leadership moves onto a broker muted by hand is muted too (and rescued)."""
         rig.mgr.mute_broker(2)
         rig.evaluate()
-        rig.mgr.update_leaders(T, {0: 2})
+        rig.mgr.rounds.update_leaders(T, {0: 2})
         assert rig.mgr.is_muted(T, 0)
         assert rig.evaluate() == [(T, 0)]
         rig.mgr.unmute_broker(2)
@@ -213,7 +213,7 @@ class TestManual:
     def test_new_topic_on_muted_broker(self, rig: Rig) -> None:
         """A topic first seen after mute_broker(2) has its partitions led by 2 muted from the start."""
         rig.mgr.mute_broker(2)
-        rig.mgr.ensure_topic("payments", 3, {0: 2, 1: 3, 2: 2})
+        rig.mgr.rounds.ensure_topic("payments", 3, {0: 2, 1: 3, 2: 2})
         assert rig.mgr.muted_partitions()["payments"] == [0, 2]
 
     def test_manual_mute_overrides_detection(self, rig: Rig) -> None:

@@ -9,90 +9,10 @@ from collections.abc import Callable
 import pytest
 
 from mutepro.detect.model import Delivery, Verdict
-from mutepro.mute.scan import QUIET_REJUDGE_S
+from mutepro.mute.manager import ProducerMuteManager, QueueCounts
 from mutepro.mute.store import BreakerStore
-from mutepro.policy.schema import CongestionConfig
+from mutepro.policy.schema import CongestionConfig, TopicPolicy
 from tests.unit.mute._rig import LEADERS, POLICY, FakeClock, FakeDetectors, Rig, T, fill, to_half_open
-
-
-class TestDetection:
-    def test_no_load_no_mute(self, rig: Rig) -> None:
-        """With nothing outstanding no detector trips and evaluate returns nothing."""
-        rig.clock.advance(10.0)
-        assert rig.evaluate() == []
-        assert rig.mgr.muted_partitions() == {}
-
-    def test_fresh_message_not_slow(self, rig: Rig) -> None:
-        """A message outstanding for less than the slow threshold mutes nothing."""
-        rig.send(2)
-        rig.clock.advance(0.9)
-        assert rig.evaluate() == []
-
-    def test_stall_mutes_exactly_that_partition(self, rig: Rig) -> None:
-        """A real SlowCallDetector (default factory) mutes only the stalled partition; evaluate returns it once."""
-        assert rig.stall(2) == [(T, 2)]
-        snap = rig.mgr.snapshot(T)
-        assert snap is not None
-        assert snap.muted == frozenset({2})
-        assert snap.writable == (0, 1, 3, 4, 5)
-        assert rig.mgr.is_muted(T, 2) and not rig.mgr.is_muted(T, 0)
-        assert rig.mgr.muted_partitions() == {T: [2]}
-        assert rig.evaluate() == []  # reported once, for the rescue
-
-    def test_mute_event(self, rig: Rig, clock: FakeClock) -> None:
-        """The mute is one MuteEvent naming topic, partition, leader, the detector and its figures."""
-        rig.stall(2)
-        assert len(rig.events) == 1
-        e = rig.events[0]
-        assert (e.kind, e.topic, e.partition, e.broker, e.reason, e.at) == ("mute", T, 2, 3, "slow_call", clock())
-        assert e.detail["stalled"] == 1
-        assert e.detail["stuck"] == 1
-
-    def test_fake_detector_via_factory(self, clock: FakeClock) -> None:
-        """A custom detector's verdict mutes its partition; it is checked with the partition's load and time."""
-        dets = FakeDetectors()
-        rig = Rig(clock, detector_factory=dets)
-        rig.mgr.ensure_topic(T, 6, LEADERS)
-        assert len(dets.made) == 6
-        rig.send(3)
-        dets.made[3].verdict = Verdict("fake", {"score": 7})
-        assert rig.evaluate() == [(T, 3)]
-        assert rig.mgr.muted_partitions() == {T: [3]}
-        load, now = dets.made[3].checks[-1]
-        assert (load.outstanding, now) == (1, clock())
-        assert (rig.events[0].reason, dict(rig.events[0].detail)) == ("fake", {"score": 7})
-
-    def test_open_partition_not_checked(self, clock: FakeClock) -> None:
-        """While muted, a partition's detectors are not consulted."""
-        dets = FakeDetectors()
-        rig = Rig(clock, detector_factory=dets)
-        rig.mgr.ensure_topic(T, 6, LEADERS)
-        dets.made[0].verdict = Verdict("fake")
-        rig.evaluate()
-        checks = len(dets.made[0].checks)
-        rig.clock.advance(1.0)
-        rig.evaluate()
-        assert len(dets.made[0].checks) == checks
-
-    def test_idle_partitions_wait_for_their_quiet_round(self, clock: FakeClock) -> None:
-        """With the tracker's busy partitions given, an idle one is judged once a second, a busy one every round."""
-        dets = FakeDetectors()
-        rig = Rig(clock, detector_factory=dets)
-        rig.mgr.ensure_topic(T, 6, LEADERS)
-
-        def round_() -> None:
-            rig.tracker.checkpoint(clock())
-            rig.mgr.evaluate(rig.tracker.load, None, rig.tracker.busy)
-
-        round_()  # every partition judged once
-        assert [len(d.checks) for d in dets.made] == [1] * 6
-        rig.send(3)
-        clock.advance(0.05)
-        round_()
-        assert [len(d.checks) for d in dets.made] == [1, 1, 1, 2, 1, 1]  # only 3 (busy) looked at
-        clock.advance(QUIET_REJUDGE_S)
-        round_()
-        assert [len(d.checks) for d in dets.made] == [2, 2, 2, 3, 2, 2]  # the quiet round
 
 
 class TestCongestionOutliers:
@@ -126,7 +46,7 @@ class TestCongestionOutliers:
         """outlier_factor=1 turns the outlier check off: the buffer share alone decides."""
         policy = POLICY.model_copy(update={"congestion": CongestionConfig(outlier_factor=1.0, min_age_ms=200)})
         rig = Rig(clock, policy=policy)
-        rig.mgr.ensure_topic(T, 6, LEADERS)
+        rig.mgr.rounds.ensure_topic(T, 6, LEADERS)
         self.fill(rig, {0: 26_000, 1: 28_000, 2: 27_000, 3: 26_500, 4: 27_500, 5: 26_000})
         assert {p for _, p in rig.evaluate()} == {0, 1, 2, 3, 4, 5}
 
@@ -136,7 +56,7 @@ class TestCongestionAge:
         """Default congestion.min_age_ms (1,000): a partition at 30 % of the buffer whose oldest message waited
         0.9 s (a healthy broker's pause under a saturating writer) is not muted; at 1.05 s it is."""
         rig = Rig(clock, policy=POLICY.model_copy(update={"congestion": CongestionConfig()}))
-        rig.mgr.ensure_topic(T, 6, LEADERS)
+        rig.mgr.rounds.ensure_topic(T, 6, LEADERS)
         # the others drained: only partition 1 still waits
         fill(rig, {0: 1_000, 1: 30_000, 2: 1_200, 3: 900, 4: 1_100, 5: 1_000}, drained=frozenset({0, 2, 3, 4, 5}))
         rig.clock.advance(0.9)
@@ -146,31 +66,12 @@ class TestCongestionAge:
         assert [e.partition for e in rig.events if e.kind == "mute"] == [1]
 
 
-class TestProbeSpacing:
-    def test_probes_are_granted_one_per_spacing(self, rig: Rig) -> None:
-        """A second probe waits breaker.probe_spacing_ms (250) after the first, even with a slot free."""
-        to_half_open(rig, 2)
-        assert rig.mgr.try_probe(T, 2)
-        rig.clock.advance(0.2)
-        assert not rig.mgr.try_probe(T, 2)
-        rig.clock.advance(0.05)
-        assert rig.mgr.try_probe(T, 2)
-
-    def test_zero_spacing_grants_every_slot_at_once(self, clock: FakeClock) -> None:
-        """probe_spacing_ms: 0 grants all half_open_probes at once (the former behaviour)."""
-        policy = POLICY.model_copy(update={"breaker": POLICY.breaker.model_copy(update={"probe_spacing_ms": 0})})
-        rig = Rig(clock, policy=policy)
-        rig.mgr.ensure_topic(T, 6, LEADERS)
-        to_half_open(rig, 2)
-        assert [rig.mgr.try_probe(T, 2) for _ in range(3)] == [True, True, False]
-
-
 class TestAgeOutlierRule:
     def _traffic(self, rig: Rig, lagging: dict[int, float]) -> list[tuple[str, int]]:
         """Every partition got messages (after one warm report each); all but ``lagging`` delivered them 50 ms
         later, those hold one of the given age."""
         for p in range(6):
-            rig.mgr.record(T, p, Delivery(ok=True, latency_s=0.01, now=rig.clock()))
+            rig.mgr.rounds.record(T, p, Delivery(ok=True, latency_s=0.01, now=rig.clock()))
             rig.send(p)
         rig.evaluate()  # the manager sees every partition active
         rig.clock.advance(0.05)
@@ -274,10 +175,10 @@ class TestAgeOutlierRule:
             rig.send(p)
             rig.settle(p)
         rig.evaluate()
-        assert rig.mgr.probing(T) == frozenset({2})
-        rig.mgr.probe_result(T, 2, True, 0.1)
+        assert rig.mgr.probes.probing(T) == frozenset({2})
+        rig.mgr.probes.probe_result(T, 2, True, 0.1)
         assert rig.state_of(2) == "half_open"
-        rig.mgr.probe_result(T, 2, True, 0.5)
+        rig.mgr.probes.probe_result(T, 2, True, 0.5)
         assert rig.kinds(2)[-1] == "remute"
 
 
@@ -289,8 +190,8 @@ class TestRecovery:
         rig.clock.advance(4.9)
         rig.evaluate()
         assert rig.state_of(2) == "open"
-        assert rig.mgr.probing(T) == frozenset()
-        assert rig.mgr.try_probe(T, 2) is False
+        assert rig.mgr.probes.probing(T) == frozenset()
+        assert rig.mgr.probes.try_probe(T, 2) is False
 
     def test_half_open_after_retry_interval(self, rig: Rig) -> None:
         """After retry_interval_ms the partition is half-open: still muted, listed by probing()."""
@@ -302,33 +203,33 @@ class TestRecovery:
     def test_try_probe_grants_half_open_probes(self, rig: Rig) -> None:
         """try_probe grants exactly half_open_probes (2) slots; closed and unknown partitions grant none."""
         to_half_open(rig, 2)
-        assert rig.mgr.try_probe(T, 2)
+        assert rig.mgr.probes.try_probe(T, 2)
         rig.clock.advance(0.25)  # breaker.probe_spacing_ms
-        assert [rig.mgr.try_probe(T, 2) for _ in range(2)] == [True, False]
-        assert rig.mgr.try_probe(T, 0) is False
-        assert rig.mgr.try_probe(T, 42) is False
-        assert rig.mgr.try_probe("other", 0) is False
+        assert [rig.mgr.probes.try_probe(T, 2) for _ in range(2)] == [True, False]
+        assert rig.mgr.probes.try_probe(T, 0) is False
+        assert rig.mgr.probes.try_probe(T, 42) is False
+        assert rig.mgr.probes.try_probe("other", 0) is False
 
     def test_probe_wait_is_the_soonest_probe_of_the_topic(self, rig: Rig) -> None:
         """probe_wait(topic): inf with nothing half-open (or an unknown topic); 0 while a half-open partition can
         take a probe now; after one, the rest of probe_spacing_ms."""
-        assert rig.mgr.probe_wait(T) == math.inf and rig.mgr.probe_wait("other") == math.inf
+        assert rig.mgr.probes.probe_wait(T) == math.inf and rig.mgr.probes.probe_wait("other") == math.inf
         to_half_open(rig, 2)
-        assert rig.mgr.probe_wait(T) == 0.0 and rig.mgr.try_probe(T, 2)
+        assert rig.mgr.probes.probe_wait(T) == 0.0 and rig.mgr.probes.try_probe(T, 2)
         rig.clock.advance(0.1)
-        assert rig.mgr.probe_wait(T) == pytest.approx(0.15)
+        assert rig.mgr.probes.probe_wait(T) == pytest.approx(0.15)
 
     def test_successful_probes_unmute(self, rig: Rig) -> None:
         """Two successful probes close the breaker: writable again, an unmute event, nothing probing."""
         to_half_open(rig, 2)
-        rig.mgr.try_probe(T, 2)
-        rig.mgr.try_probe(T, 2)
-        rig.mgr.probe_result(T, 2, True)
+        rig.mgr.probes.try_probe(T, 2)
+        rig.mgr.probes.try_probe(T, 2)
+        rig.mgr.probes.probe_result(T, 2, True)
         assert rig.mgr.is_muted(T, 2)
-        rig.mgr.probe_result(T, 2, True)
+        rig.mgr.probes.probe_result(T, 2, True)
         snap = rig.mgr.snapshot(T)
         assert snap is not None and snap.writable == tuple(range(6))
-        assert rig.mgr.probing(T) == frozenset()
+        assert rig.mgr.probes.probing(T) == frozenset()
         assert rig.kinds(2) == ["mute", "probe", "unmute"]
         assert rig.state_of(2) == "closed"
 
@@ -336,24 +237,24 @@ class TestRecovery:
         """Closing after probes gives the partition fresh detector windows."""
         dets = FakeDetectors()
         rig = Rig(clock, detector_factory=dets)
-        rig.mgr.ensure_topic(T, 6, LEADERS)
+        rig.mgr.rounds.ensure_topic(T, 6, LEADERS)
         dets.made[1].verdict = Verdict("fake")
         rig.evaluate()
         dets.made[1].verdict = None
         clock.advance(5.0)
         rig.evaluate()
-        rig.mgr.try_probe(T, 1)
-        rig.mgr.try_probe(T, 1)
-        rig.mgr.probe_result(T, 1, True)
-        rig.mgr.probe_result(T, 1, True)
+        rig.mgr.probes.try_probe(T, 1)
+        rig.mgr.probes.try_probe(T, 1)
+        rig.mgr.probes.probe_result(T, 1, True)
+        rig.mgr.probes.probe_result(T, 1, True)
         assert dets.made[1].resets == 1
         assert dets.made[0].resets == 0
 
     def test_failed_probe_remutes_with_backoff(self, rig: Rig) -> None:
         """A failed probe re-opens (remute) and the next retry waits 2 x 5 s = 10 s."""
         to_half_open(rig, 2)
-        assert rig.mgr.try_probe(T, 2)
-        rig.mgr.probe_result(T, 2, False)
+        assert rig.mgr.probes.try_probe(T, 2)
+        rig.mgr.probes.probe_result(T, 2, False)
         assert rig.kinds(2) == ["mute", "probe", "remute"]
         assert rig.events[-1].reason == "slow_call"  # the verdict that opened it is kept
         assert rig.mgr.state()["topics"][T][2]["opens"] == 2
@@ -375,13 +276,13 @@ class TestRecovery:
         assert rig.evaluate() == []
         assert rig.kinds(2) == ["mute", "probe", "remute"]
         assert rig.state_of(2) == "open"
-        assert rig.mgr.probing(T) == frozenset()
+        assert rig.mgr.probes.probing(T) == frozenset()
         assert rig.mgr.state()["topics"][T][2]["opens"] == 2
 
     def test_half_open_with_young_message_stays(self, rig: Rig) -> None:
         """A probe in flight for less than the slow threshold does not re-open the partition."""
         to_half_open(rig, 2)
-        assert rig.mgr.try_probe(T, 2)
+        assert rig.mgr.probes.try_probe(T, 2)
         rig.send(2)
         rig.clock.advance(0.5)
         rig.evaluate()
@@ -389,8 +290,8 @@ class TestRecovery:
 
     def test_late_probe_result_ignored(self, rig: Rig) -> None:
         """A probe result for a partition that is not half-open (or unknown) changes nothing."""
-        rig.mgr.probe_result(T, 0, False)
-        rig.mgr.probe_result(T, 77, True)
+        rig.mgr.probes.probe_result(T, 0, False)
+        rig.mgr.probes.probe_result(T, 77, True)
         assert rig.events == []
         assert rig.state_of(0) == "closed"
 
@@ -404,8 +305,8 @@ StoreFactory = Callable[[], BreakerStore]  # what the `stores` fixture (tests/un
 def pair(clock: FakeClock, stores: StoreFactory) -> tuple[Rig, Rig]:
     """Two managers (two producers, e.g. two Spark executors) sharing breaker state."""
     a, b = Rig(clock, store=stores()), Rig(clock, store=stores())
-    a.mgr.ensure_topic(T, 6, LEADERS)
-    b.mgr.ensure_topic(T, 6, LEADERS)
+    a.mgr.rounds.ensure_topic(T, 6, LEADERS)
+    b.mgr.rounds.ensure_topic(T, 6, LEADERS)
     return a, b
 
 
@@ -454,11 +355,11 @@ class TestSharedState:
         clock.advance(5.0)
         a.evaluate()
         b.evaluate()
-        assert a.mgr.probing(T) == b.mgr.probing(T) == frozenset({2})
-        a.mgr.try_probe(T, 2)
-        a.mgr.try_probe(T, 2)
-        a.mgr.probe_result(T, 2, True)
-        a.mgr.probe_result(T, 2, True)
+        assert a.mgr.probes.probing(T) == b.mgr.probes.probing(T) == frozenset({2})
+        a.mgr.probes.try_probe(T, 2)
+        a.mgr.probes.try_probe(T, 2)
+        a.mgr.probes.probe_result(T, 2, True)
+        a.mgr.probes.probe_result(T, 2, True)
         clock.advance(SYNC_S)
         b.evaluate()
         assert not a.mgr.is_muted(T, 2)
@@ -467,18 +368,22 @@ class TestSharedState:
     def test_late_joiner_starts_muted(self, clock: FakeClock, stores: StoreFactory) -> None:
         """A manager that first sees the topic after A muted a partition starts with it muted."""
         a = Rig(clock, store=stores())
-        a.mgr.ensure_topic(T, 6, LEADERS)
+        a.mgr.rounds.ensure_topic(T, 6, LEADERS)
         a.stall(4)
         late = Rig(clock, store=stores())
-        late.mgr.ensure_topic(T, 6, LEADERS)
+        late.mgr.rounds.ensure_topic(T, 6, LEADERS)
         snap = late.mgr.snapshot(T)
         assert snap is not None
         assert (snap.partition_count, snap.muted) == (6, frozenset({4}))
 
 
 class TestCounts:
-    def test_counts_read_zero_until_bound_then_delegate(self, rig: Rig) -> None:
-        """KIP-693's accumulated / in-flight questions are answered by the producer's bound counters."""
+    def test_counts_read_zero_without_a_source(self, rig: Rig) -> None:
         assert (rig.mgr.outstanding(T, 0), rig.mgr.accumulated(T, 0), rig.mgr.in_flight(T, 0)) == (0, 0, 0)
-        rig.mgr.bind_counts(lambda t, p: 7, lambda t, p: 5, lambda t, p: 2)
-        assert (rig.mgr.outstanding(T, 0), rig.mgr.accumulated(T, 0), rig.mgr.in_flight(T, 0)) == (7, 5, 2)
+
+    def test_counts_are_the_producers_given_at_construction(self) -> None:
+        """KIP-693's accumulated / in-flight questions are answered by the counters the producer hands over."""
+        mgr = ProducerMuteManager(
+            lambda t: TopicPolicy(), counts=QueueCounts(lambda t, p: 7, lambda t, p: 5, lambda t, p: 2 + p)
+        )
+        assert (mgr.outstanding(T, 0), mgr.accumulated(T, 0), mgr.in_flight(T, 3)) == (7, 5, 5)

@@ -12,7 +12,7 @@ class TestEnsureTopic:
         """Before ensure_topic a topic has no snapshot, nothing muted and nothing probing."""
         mgr = Rig(clock).mgr
         assert mgr.snapshot(T) is None
-        assert (mgr.is_muted(T, 0), mgr.probing(T), mgr.muted_partitions(), mgr.known_topics()) == (
+        assert (mgr.is_muted(T, 0), mgr.probes.probing(T), mgr.muted_partitions(), mgr.known_topics()) == (
             False, frozenset(), {}, []
         )
         assert mgr.leader(T, 0) == -1
@@ -30,12 +30,12 @@ class TestEnsureTopic:
     def test_ensure_again_keeps_snapshot(self, rig: Rig) -> None:
         """Calling ensure_topic again with the same metadata publishes no new snapshot."""
         before = rig.mgr.snapshot(T)
-        rig.mgr.ensure_topic(T, 6, LEADERS)
+        rig.mgr.rounds.ensure_topic(T, 6, LEADERS)
         assert rig.mgr.snapshot(T) is before
 
     def test_partitions_added(self, rig: Rig) -> None:
         """A topic that grew gets a snapshot covering the new partitions."""
-        rig.mgr.ensure_topic(T, 8, {**LEADERS, 6: 3, 7: 1})
+        rig.mgr.rounds.ensure_topic(T, 8, {**LEADERS, 6: 3, 7: 1})
         snap = rig.mgr.snapshot(T)
         assert snap is not None
         assert (snap.partition_count, snap.writable) == (8, tuple(range(8)))
@@ -43,7 +43,7 @@ class TestEnsureTopic:
 
     def test_refresh_weights(self, rig: Rig) -> None:
         """refresh_weights publishes KIP-794 weights from the queue sizes (emptier partitions weigh more)."""
-        rig.mgr.refresh_weights(T, {0: 3, 1: 0})
+        rig.mgr.rounds.refresh_weights(T, {0: 3, 1: 0})
         snap = rig.mgr.snapshot(T)
         assert snap is not None
         probs = snap.probabilities()
@@ -56,7 +56,7 @@ class TestEnsureTopic:
         muted = rig.mgr.snapshot(T)
         assert muted is not None
         muted.reroute_memo[b"k"] = 2
-        rig.mgr.refresh_weights(T, {0: 3, 2: 0})
+        rig.mgr.rounds.refresh_weights(T, {0: 3, 2: 0})
         refreshed = rig.mgr.snapshot(T)
         assert refreshed is not None and refreshed is not muted and refreshed.reroute_memo == {b"k": 2}
         rig.mgr.mute(T, 2)

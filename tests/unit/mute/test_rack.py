@@ -1,8 +1,8 @@
-"""Which partitions are led in the producer's rack (mutepro.mute.rack)."""
+"""Which partitions are led in the producer's rack (mutepro.mute.rack), and the read-only view of it."""
 
 from __future__ import annotations
 
-from mutepro.mute.rack import RackLocator
+from mutepro.mute.rack import RackLocator, RackView
 from mutepro.mute.records import PartitionRecord, TopicRecord
 from mutepro.policy.schema import PartitionerConfig, TopicPolicy
 from tests.unit.mute._rules import StubBreaker
@@ -53,3 +53,21 @@ def test_the_same_racks_again_are_no_change() -> None:
     loc = RackLocator("a", rack_aware_all=False)
     assert loc.update({1: "a"})
     assert not loc.update({1: "a"})
+
+
+class TestRackView:
+    def test_reads_what_the_locator_found(self) -> None:
+        """The view answers with the locator's racks and each topic's local set, as they change."""
+        loc = RackLocator("a", rack_aware_all=False)
+        t = topic()
+        view = RackView(loc, {"t": t})
+        assert (view.client_rack, view.broker_racks(), view.local_partitions("t")) == ("a", {}, None)
+        loc.update({1: "a", 2: "b", 3: "b"})
+        loc.locate(t)
+        assert view.broker_racks() == {1: "a", 2: "b", 3: "b"}
+        assert view.local_partitions("t") == frozenset({0, 3})
+        assert view.local_partitions("other") is None
+
+    def test_off_reads_none(self) -> None:
+        view = RackView(RackLocator(None, rack_aware_all=False), {"t": topic()})
+        assert (view.client_rack, view.local_partitions("t")) == (None, None)

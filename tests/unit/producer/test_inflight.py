@@ -92,7 +92,7 @@ class TestRescueInFlight:
         h = _stuck_harness()
         h.trip(1)
         h.tick(1.1)  # past retry_interval_ms: half-open
-        assert 1 in h.producer.mute_manager.probing(TOPIC)
+        assert 1 in h.producer.mute_manager.probes.probing(TOPIC)
         h.produce(b"probe")
         probe = h.fake.sent[-1]
         assert probe.partition == 1 and h.producer.counters.probes == 1
@@ -103,9 +103,9 @@ class TestRescueInFlight:
         assert h.fake.pending[-1].value == b"probe" and h.fake.pending[-1].partition != 1
         h.fake.deliver()
         assert h.producer.flush(1) == 0 and [c for c, _ in h.reports] == [None]
-        assert 1 not in h.producer.mute_manager.probing(TOPIC)
+        assert 1 not in h.producer.mute_manager.probes.probing(TOPIC)
         h.tick(2.5)  # the doubled backoff
-        assert 1 in h.producer.mute_manager.probing(TOPIC) and h.producer.mute_manager.try_probe(TOPIC, 1)
+        assert 1 in h.producer.mute_manager.probes.probing(TOPIC) and h.producer.mute_manager.probes.try_probe(TOPIC, 1)
         h.close()
 
     def test_a_probe_judged_failed_is_taken_back_at_once(self) -> None:
@@ -123,7 +123,7 @@ class TestRescueInFlight:
         assert h.producer._rescue_in_flight() is None  # half-open, both probes young: their results may come
         h.fake.fail(TOPIC, 1, KafkaError.REQUEST_TIMED_OUT, count=1)
         h.producer.poll(0)
-        assert 1 not in h.producer.mute_manager.probing(TOPIC)  # muted again
+        assert 1 not in h.producer.mute_manager.probes.probing(TOPIC)  # muted again
         assert h.producer._rescue_in_flight() == 1
         assert h.fake.pending[-1].value == b"probe-2" and h.fake.pending[-1].partition != 1
         h.close()

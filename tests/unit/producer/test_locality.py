@@ -105,12 +105,12 @@ class TestRouting:
         for _ in range(600):
             producer.produce(TOPIC, b"v")
         assert set(partitions_of(fake)) == set(range(12))
-        assert producer.mute_manager.local_partitions(TOPIC) == frozenset()  # on, and no leader known to be local
+        assert producer.mute_manager.racks.local_partitions(TOPIC) == frozenset()  # on, and no leader known to be local
         done((producer, fake))
 
     def test_a_leader_moving_into_the_rack_makes_its_partition_local(self) -> None:
         producer, fake, _ = build()
-        producer.mute_manager.update_leaders(TOPIC, {1: 1})  # partition 1: broker 2 -> broker 1 (rack-a)
+        producer.mute_manager.rounds.update_leaders(TOPIC, {1: 1})  # partition 1: broker 2 -> broker 1 (rack-a)
         for _ in range(600):
             producer.produce(TOPIC, b"v")
         assert set(partitions_of(fake)) == LOCAL | {1}
@@ -137,14 +137,14 @@ class TestSettings:
         assert conf == before  # the caller's dict is never touched
         assert "partitioner.rack.aware" not in fake.config
         assert fake.config["client.rack"] == "rack-a"
-        assert producer.mute_manager.client_rack == "rack-a"
+        assert producer.mute_manager.racks.client_rack == "rack-a"
         producer.close(0)
         assert source.closed  # the admin client goes with the producer
 
     def test_off_by_default(self) -> None:
         fake = FakeInnerProducer({TOPIC: 12}, leader=LEADERS)
         producer = MuteProducer({**CONF, "client.rack": "rack-a"}, _inner_factory=fake.factory, _threads=False)
-        assert producer.mute_manager.client_rack is None
+        assert producer.mute_manager.racks.client_rack is None
         assert producer.metrics()["rack"] is None
         producer.close(0)
 

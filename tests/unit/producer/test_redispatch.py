@@ -176,7 +176,7 @@ def test_a_probe_that_met_a_full_queue_is_granted_again(keyed: bool) -> None:
     h.trip(2)
     h.fake.deliver()
     h.tick(1.1)  # past retry_interval_ms: half-open, one probe allowed
-    assert 2 in h.producer.mute_manager.probing(TOPIC)
+    assert 2 in h.producer.mute_manager.probes.probing(TOPIC)
     key = next(k for k, home in keys_by_home(h) if home == 2) if keyed else None
     h.fake.capacity = len(h.fake.pending)
     with pytest.raises(BufferError):
@@ -196,7 +196,7 @@ def test_a_probe_purged_by_another_partitions_rescue_counts_as_failed() -> None:
     h.trip(1)
     h.tick(1.1)
     h.produce(b"probe")
-    assert h.fake.sent[-1].partition == 1 and 1 in h.producer.mute_manager.probing(TOPIC)
+    assert h.fake.sent[-1].partition == 1 and 1 in h.producer.mute_manager.probes.probing(TOPIC)
     purges = len(h.fake.purges)
     h.producer.produce(TOPIC, b"stuck", partition=3)  # the muted partition holds something: a rescue is due
     h.producer.mute_manager.mute(TOPIC, 3)

@@ -185,7 +185,7 @@ class TestProducerRouting:
         h.trip(2)
         h.fake.deliver()
         h.tick(1.5)  # past retry_interval_ms: half-open
-        assert 2 in h.producer.mute_manager.probing(TOPIC)
+        assert 2 in h.producer.mute_manager.probes.probing(TOPIC)
         before = len(h.fake.sent)
         h.produce(b"probe")
         h.produce(b"next")

@@ -26,7 +26,7 @@ def half_open(partition: int, **breaker: Any) -> Harness:
     h.fake.deliver()
     h.producer.poll(0)
     for _ in range(MAX_TICKS):
-        if partition in h.producer.mute_manager.probing(TOPIC):
+        if partition in h.producer.mute_manager.probes.probing(TOPIC):
             return h
         h.tick()
     raise AssertionError(f"partition {partition} never went half-open")
@@ -81,7 +81,7 @@ class TestProbeDeferral:
         h = half_open(2, half_open_probes=2, probe_spacing_ms=60_000)
         h.trip(3)
         for _ in range(MAX_TICKS):
-            if {2, 3} <= h.producer.mute_manager.probing(TOPIC):
+            if {2, 3} <= h.producer.mute_manager.probes.probing(TOPIC):
                 break
             h.tick()
         fast = h.producer._fast
@@ -101,7 +101,7 @@ class TestProbeDeferral:
         h.fake.deliver()
         h.producer.poll(0)
         h.tick(1.5)
-        assert 2 in h.producer.mute_manager.probing(TOPIC)
+        assert 2 in h.producer.mute_manager.probes.probing(TOPIC)
         fast = h.producer._fast
         before = fast.fallbacks
         for i in range(5):
