@@ -11,14 +11,13 @@ application's poll() wait for a rescue, so this is the pause a stall's mute cost
 from __future__ import annotations
 
 import argparse
-import json
-import statistics
 import sys
 import time
 from types import SimpleNamespace
 from typing import Any
 
 import confluent_kafka
+from result_file import meta, spread, write
 
 from mutepro import MuteProducer
 
@@ -70,19 +69,19 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--messages", type=int, default=40_000)
     p.add_argument("--reps", type=int, default=5)
+    p.add_argument("--out", default=None, help="directory for rescue_cost.json (default benchmarks/results)")
     args = p.parse_args(argv)
+    started = meta("rescue_cost", argv, messages=args.messages, reps=args.reps)
     out: dict[str, Any] = {}
     for keyed in (False, True):
         runs = [one(args.messages, keyed) for _ in range(args.reps)]
         costs = [r["us_per_msg"] for r in runs]
         name = "keyed" if keyed else "unkeyed"
-        out[name] = {"us_per_msg": {"median": round(statistics.median(costs), 2), "min": round(min(costs), 2),
-                                    "max": round(max(costs), 2)},
-                     "moved": runs[-1]["moved"], "requeued": runs[-1]["requeued"]}  # fmt: skip
+        out[name] = {"us_per_msg": spread(costs, 2), "moved": runs[-1]["moved"], "requeued": runs[-1]["requeued"]}
         print(f"{name:8s} {args.messages:,} messages: {out[name]['us_per_msg']['median']} us a message "
               f"({out[name]['us_per_msg']['min']}..{out[name]['us_per_msg']['max']}), "
               f"moved {out[name]['moved']:,}, re-queued {out[name]['requeued']:,}")  # fmt: skip
-    print(json.dumps(out))
+    print(f"wrote {write('rescue_cost', {'meta': started, **out}, args.out)}")
     return 0
 
 

@@ -32,6 +32,7 @@ from typing import Any
 import confluent_kafka
 from confluent_kafka import SerializingProducer
 from confluent_kafka.serialization import MessageField, SerializationContext, StringSerializer
+from result_file import meta, spread, write
 
 from mutepro import MuteProducer, MuteSerializingProducer
 
@@ -102,7 +103,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--messages", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--out", default=None, help="directory for serializing_bench.json (default benchmarks/results)")
     args = parser.parse_args(argv)
+    started = meta("serializing_bench", argv, messages=args.messages, rounds=args.rounds, keys=100, value_bytes=64,
+                   measure="process CPU time per produce() call, rounds interleaved")
     keys = [f"key-{i}" for i in range(100)]
     value = "v" * 64
     kinds = ["serializing", "mute-c", "mute-plain-c"]
@@ -121,6 +125,14 @@ def main(argv: list[str] | None = None) -> int:
         runs = ", ".join(f"{s * 1e6:.2f}" for s in seen[kind])
         print(f"{kind:>13}: {med * 1e6:6.2f} µs/msg  ({med / base:4.2f}x SerializingProducer)  [{runs}]")
     print(f"mute-c: produce() calls handed to Python per run: {fallbacks}")
+    result = {
+        "meta": started,
+        "us_per_msg": {kind: spread([v * 1e6 for v in seen[kind]], 2) for kind in kinds},
+        "over_serializing": {kind: spread([v / b for v, b in zip(seen[kind], seen["serializing"], strict=True)])
+                             for kind in kinds if kind != "serializing"},
+        "handed_to_python_per_run": max(fallbacks, default=0),
+    }  # fmt: skip
+    print(f"wrote {write('serializing_bench', result, args.out)}")
     return 0
 
 
