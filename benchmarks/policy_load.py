@@ -51,7 +51,7 @@ def main(argv: list[str] | None = None) -> None:
         print(f"{n:>7} entries  {best[n]:7.3f} s  x{best[n] / best[base]:5.1f} time for x{n / base:4.1f} entries")
     result = {
         "meta": about,
-        "load_s": {str(n): spread(seen[n]) for n in sizes},
+        "seconds_to_load": {str(n): spread(seen[n]) for n in sizes},
         # linear growth keeps this near 1 (time ratio over size ratio, best of each size)
         "growth_over_linear": {str(n): round(best[n] / best[base] / (n / base), 3) for n in sizes[1:]},
     }
