@@ -12,9 +12,6 @@ import mutepro
 ROOT = Path(mutepro.__file__).parent
 TESTS = Path(__file__).resolve().parent
 
-_PRODUCER = "through MuteProducer's behaviour (tests/unit/producer/, test_dropin.py, test_conformance.py)"
-_MANAGER = "through ProducerMuteManager (tests/unit/mute/test_manager.py) and the trace corpus replays"
-_POLICY = "through policy loading and validation (tests/unit/policy/test_loader.py, test_hostile.py, test_configs.py)"
 _CLUSTER = "starts Kafka JVMs: tests/integration/test_cluster.py and every integration test's cluster"
 _DEMO = "runs the demo on the real cluster: tests/integration/test_demo.py (figures in tests/unit/demo/test_report.py)"
 _SPARK = "runs in Spark: tests/integration/test_spark_sink.py and test_spark_standalone.py"
@@ -22,52 +19,25 @@ _HARNESS = "test harness used by the suites themselves (tests/unit/_producer_fak
 
 #: module (relative to mutepro/) -> where it is tested instead of tests/unit/<pkg>/test_<mod>.py
 ELSEWHERE: dict[str, str] = {
-    "aio/batching.py": "tests/unit/aio/test_producer.py and the aio conformance run",
     "aio/serializing.py": "tests/unit/aio/test_producer.py",
     "cli.py": "tests/integration/test_trace.py, test_demo.py; each command group's own tests",
     "cluster/env.py": _CLUSTER,
     "cluster/faults.py": _CLUSTER,
-    "cluster/jars.py": _CLUSTER,
     "cluster/launcher.py": _CLUSTER,
     "cluster/process.py": _CLUSTER,
     "demo/live.py": _DEMO,
     "demo/plain.py": _DEMO,
     "demo/readback.py": _DEMO,
     "demo/run.py": _DEMO,
-    "demo/schedule.py": "tests/unit/demo/test_report.py, test_samples.py",
     "demo/setup.py": _DEMO,
     "demo/sparkjob.py": _DEMO,
-    "errors.py": "each error where it is raised (tests/unit/policy/test_hostile.py, test_dropin.py, ...)",
-    "mute/scan.py": _MANAGER,
-    "policy/checks.py": _POLICY,
-    "policy/client_keys.py": _POLICY,
-    "policy/effective.py": _POLICY,
-    "policy/schema_export.py": "tests/unit/policy/test_schema.py (the generated configuration reference)",
-    "policy/translate.py": _POLICY,
-    "producer/accel.py": _PRODUCER,
-    "producer/api.py": _PRODUCER,
-    "producer/compat.py": _PRODUCER,
-    "producer/core.py": _PRODUCER,
-    "producer/lifecycle.py": _PRODUCER,
-    "producer/listening.py": _PRODUCER,
-    "producer/message.py": _PRODUCER,
-    "producer/options.py": _PRODUCER,
-    "producer/reports.py": _PRODUCER,
-    "producer/serving.py": _PRODUCER,
-    "producer/threads.py": _PRODUCER,
-    "racks/assign/model.py": "tests/unit/racks/assign/ and tests/integration/test_assignors_vs_java.py",
-    "racks/assign/racks.py": "tests/unit/racks/assign/ and tests/integration/test_assignors_vs_java.py",
     "racks/cli_plan.py": "tests/unit/racks/test_bad_input.py, racks/assign/test_planner.py; test_kraft_live",
     "racks/topics.py": "creates topics on the cluster: tests/integration/test_racks_live.py",
-    "spark/cache.py": "tests/unit/spark/test_options.py, test_core.py; " + _SPARK,
     "spark/cli.py": "tests/unit/spark/test_standalone.py; " + _SPARK,
     "spark/datasource.py": _SPARK,
-    "spark/errors.py": "tests/unit/spark/test_identity.py, test_options.py",
+    "spark/errors.py": "tests/unit/test_errors.py (the whole hierarchy), spark/test_identity.py",
     "spark/foreach.py": _SPARK,
     "spark/jars.py": "resolves Maven jars: tests/integration/test_spark_sink.py",
-    "spark/javaopts.py": "tests/unit/spark/test_options.py",
-    "spark/sinkpolicy.py": "tests/unit/spark/test_options.py",
-    "spark/workerenv.py": _SPARK,
     "testing/dropin.py": _HARNESS,
     "testing/fakes.py": _HARNESS,
     "testing/fixtures.py": _HARNESS,
@@ -75,7 +45,6 @@ ELSEWHERE: dict[str, str] = {
     "testing/redis_server.py": "starts redis-server: tests/unit/mute/test_store.py and the Redis integration tests",
     "trace/cli.py": "tests/integration/test_trace.py (record against the cluster, replay)",
     "trace/plot.py": "tests/integration/test_trace.py (replay --plot)",
-    "trace/summary.py": "tests/unit/trace/test_corpus.py (every corpus goal reads the summary)",
 }
 
 

@@ -5,7 +5,6 @@ Fake clocks throughout (see _rig.py)."""
 from __future__ import annotations
 
 from mutepro.detect.model import Verdict
-from mutepro.mute.scan import QUIET_REJUDGE_S
 from tests.unit.mute._rig import LEADERS, FakeClock, FakeDetectors, Rig, T
 
 
@@ -68,22 +67,3 @@ class TestDetection:
         rig.evaluate()
         assert len(dets.made[0].checks) == checks
 
-    def test_idle_partitions_wait_for_their_quiet_round(self, clock: FakeClock) -> None:
-        """With the tracker's busy partitions given, an idle one is judged once a second, a busy one every round."""
-        dets = FakeDetectors()
-        rig = Rig(clock, detector_factory=dets)
-        rig.mgr.rounds.ensure_topic(T, 6, LEADERS)
-
-        def round_() -> None:
-            rig.tracker.checkpoint(clock())
-            rig.mgr.rounds.evaluate(rig.tracker.load, None, rig.tracker.busy)
-
-        round_()  # every partition judged once
-        assert [len(d.checks) for d in dets.made] == [1] * 6
-        rig.send(3)
-        clock.advance(0.05)
-        round_()
-        assert [len(d.checks) for d in dets.made] == [1, 1, 1, 2, 1, 1]  # only 3 (busy) looked at
-        clock.advance(QUIET_REJUDGE_S)
-        round_()
-        assert [len(d.checks) for d in dets.made] == [2, 2, 2, 3, 2, 2]  # the quiet round
