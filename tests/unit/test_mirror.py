@@ -45,7 +45,6 @@ ELSEWHERE: dict[str, str] = {
     "policy/translate.py": _POLICY,
     "producer/accel.py": _PRODUCER,
     "producer/api.py": _PRODUCER,
-    "producer/compat.py": _PRODUCER,
     "producer/core.py": _PRODUCER,
     "producer/lifecycle.py": _PRODUCER,
     "producer/listening.py": _PRODUCER,
