@@ -49,7 +49,6 @@ ELSEWHERE: dict[str, str] = {
     "producer/lifecycle.py": _PRODUCER,
     "producer/listening.py": _PRODUCER,
     "producer/message.py": _PRODUCER,
-    "producer/options.py": _PRODUCER,
     "producer/reports.py": _PRODUCER,
     "producer/serving.py": _PRODUCER,
     "producer/threads.py": _PRODUCER,
