@@ -47,7 +47,7 @@ class TestPolicyArgument:
 
 class TestRefusedArguments:
     def test_mutepro_keys_in_the_client_config_are_named(self) -> None:
-        with pytest.raises(ConfigError, match="^mutepro.a: .*policy="):
+        with pytest.raises(ConfigError, match=r"^mutepro\.a: .*policy="):
             options.refuse_mutepro_keys({"linger.ms": 5, "mutepro.b": 1, "mutepro.a": 1})
         options.refuse_mutepro_keys({"linger.ms": 5})
 
@@ -148,5 +148,5 @@ class TestRackAwareness:
             options.rack_awareness({}, TopicPolicy.model_validate({"partitioner": {"rack_aware": True}}))
 
     def test_a_value_that_is_not_a_boolean_is_named(self) -> None:
-        with pytest.raises(ConfigError, match="partitioner.rack.aware: expected true or false"):
+        with pytest.raises(ConfigError, match=r"partitioner\.rack\.aware: expected true or false"):
             options.rack_awareness({"partitioner.rack.aware": "yes"}, TopicPolicy())
