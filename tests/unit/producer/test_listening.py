@@ -15,11 +15,19 @@ from mutepro.trace.format import open_trace
 from mutepro.trace.record import TraceRecorder
 
 
+class _Recorder:
+    def __init__(self) -> None:
+        self.decisions: list[MuteEvent] = []
+
+    def decision(self, event: MuteEvent) -> None:
+        self.decisions.append(event)
+
+
 def _event(kind: MuteEventKind) -> MuteEvent:
     return MuteEvent(kind, "orders", 2, 1, str(kind), {}, 10.0)
 
 
-class TestMuteEventListener:
+class TestEachEvent:
     @pytest.mark.parametrize(("kind", "mutes", "unmutes"), [
         (MuteEventKind.MUTE, 1, 0), (MuteEventKind.REMUTE, 1, 0), (MuteEventKind.UNMUTE, 0, 1),
         (MuteEventKind.PROBE, 0, 0),
@@ -51,3 +59,24 @@ class TestMuteEventListener:
         assert [(d["event"], d["topic"], d["partition"]) for d in decisions] == [
             ("mute", "orders", 2), ("unmute", "orders", 2)
         ]
+
+
+class TestListener:
+    def test_counts_records_and_wakes(self) -> None:
+        """A mute is counted, recorded, and wakes a parked driver; a probe is recorded only; an unmute counted."""
+        counters, pacer, recorder = ProducerCounters(), Pacer(), _Recorder()
+        listener = MuteEventListener(counters, pacer, recorder)  # type: ignore[arg-type]
+        pacer.park()
+        listener(_event(MuteEventKind.MUTE))
+        assert not pacer.parked and counters.mutes == 1
+        assert pacer.gate.acquire(blocking=False)  # the wake opened the driver's gate
+        listener(_event(MuteEventKind.PROBE))
+        listener(_event(MuteEventKind.UNMUTE))
+        assert (counters.mutes, counters.unmutes) == (1, 1)
+        assert [e.kind for e in recorder.decisions] == ["mute", "probe", "unmute"]
+
+    def test_without_a_recorder(self) -> None:
+        """No trace: events are still counted."""
+        counters = ProducerCounters()
+        MuteEventListener(counters, Pacer(), None)(_event(MuteEventKind.REMUTE))
+        assert counters.mutes == 1
