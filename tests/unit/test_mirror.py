@@ -42,7 +42,6 @@ ELSEWHERE: dict[str, str] = {
     "policy/effective.py": _POLICY,
     "policy/schema_export.py": "tests/unit/policy/test_schema.py (the generated configuration reference)",
     "policy/translate.py": _POLICY,
-    "producer/threads.py": _PRODUCER,
     "racks/assign/model.py": "tests/unit/racks/assign/ and tests/integration/test_assignors_vs_java.py",
     "racks/assign/racks.py": "tests/unit/racks/assign/ and tests/integration/test_assignors_vs_java.py",
     "racks/cli_plan.py": "tests/unit/racks/test_bad_input.py, racks/assign/test_planner.py; test_kraft_live",
