@@ -80,16 +80,6 @@ class TestValidPolicies:
         payments = load_policy(path, env={}).for_topic("payments")
         assert (payments.keyed_policy, payments.hold.max_messages) == ("fail", 5)
 
-    def test_slow_threshold_checked_against_message_timeout_alias(self) -> None:
-        """delivery.timeout.ms (librdkafka's alias) lowers the ceiling of slow_call.threshold_ms too."""
-        issues = issues_of({"client": {"delivery.timeout.ms": "800"}})
-        issue = issue_at(issues, "defaults.slow_call.threshold_ms")
-        assert "delivery.timeout.ms = 800" in issue.expected
-
-    def test_zero_message_timeout_means_no_ceiling(self) -> None:
-        """message.timeout.ms 0 (infinite in librdkafka) accepts any slow-call threshold."""
-        policy = load_policy({"client": {"message.timeout.ms": 0}, "defaults": {"slow_call": {"threshold_ms": 10**7}}})
-        assert policy.defaults.slow_call.threshold_ms == 10**7
 
 
 class TestBadInput:
@@ -163,24 +153,6 @@ class TestBadInput:
         )
         assert issue.expected == "a value <= 100"
 
-    def test_slow_threshold_above_message_timeout(self, tmp_path: Path) -> None:
-        """A topic's slow-call threshold at or above message.timeout.ms is reported at the topic's key."""
-        path = write(
-            tmp_path,
-            """
-            client:
-              message.timeout.ms: 30000
-            topics:
-              orders:
-                slow_call:
-                  threshold_ms: 45000
-        """,
-        )
-        issue = issue_at(issues_of(path), "topics.orders.slow_call.threshold_ms")
-        assert issue.line == 6
-        assert issue.expected == "a value below message.timeout.ms = 30000"
-        assert issue.found == "45000 (integer)"
-
     def test_minimum_calls_above_count_window(self, tmp_path: Path) -> None:
         """minimum_calls larger than a count window is blamed on minimum_calls, not the whole section."""
         path = write(
@@ -229,31 +201,6 @@ class TestBadInput:
         )
         issue = issue_at(issues_of(path), "defaults.breaker.max_retry_interval_ms")
         assert (issue.line, issue.expected) == (4, ">= retry_interval_ms (5000)")
-
-    def test_congestion_floor_above_queue(self, tmp_path: Path) -> None:
-        """congestion.min_messages above queue.buffering.max.messages could never trigger."""
-        path = write(
-            tmp_path,
-            """
-            client: {queue.buffering.max.messages: 500}
-            defaults:
-              congestion: {min_messages: 600}
-        """,
-        )
-        issue = issue_at(issues_of(path), "defaults.congestion.min_messages")
-        assert (issue.line, issue.expected) == (3, "a value <= queue.buffering.max.messages = 500")
-
-    def test_non_numeric_client_timeout(self, tmp_path: Path) -> None:
-        """A message.timeout.ms mutepro cannot read as a number is reported at the client key."""
-        path = write(
-            tmp_path,
-            """
-            client:
-              message.timeout.ms: soon
-        """,
-        )
-        issue = issue_at(issues_of(path), 'client."message.timeout.ms"')
-        assert issue.line == 2
 
     def test_unknown_keyed_policy(self, tmp_path: Path) -> None:
         """An unknown keyed policy lists the choices and suggests the near one."""
