@@ -39,7 +39,6 @@ ELSEWHERE: dict[str, str] = {
     "demo/sparkjob.py": _DEMO,
     "mute/scan.py": _MANAGER,
     "policy/client_keys.py": _POLICY,
-    "policy/effective.py": _POLICY,
     "policy/schema_export.py": "tests/unit/policy/test_schema.py (the generated configuration reference)",
     "policy/translate.py": _POLICY,
     "racks/assign/model.py": "tests/unit/racks/assign/ and tests/integration/test_assignors_vs_java.py",

@@ -59,14 +59,6 @@ class TestValidPolicies:
         assert policy.defaults.breaker.max_retry_interval_ms == 8000
         assert policy.sources == (str(base), str(prod))
 
-    def test_client_is_a_fresh_copy(self) -> None:
-        """Mutating the returned client dict changes neither the policy nor the caller's mapping."""
-        given = {"client": {"bootstrap.servers": "h:9092"}}
-        policy = load_policy(given, env={})
-        policy.client["bootstrap.servers"] = "other"
-        given["client"]["bootstrap.servers"] = "changed"
-        assert policy.client == {"bootstrap.servers": "h:9092"}
-
     def test_x_keys_hold_anchors(self, tmp_path: Path) -> None:
         """Top-level x-* keys are ignored, so they can hold anchors merged into topics."""
         path = write(
