@@ -37,7 +37,6 @@ ELSEWHERE: dict[str, str] = {
     "demo/schedule.py": "tests/unit/demo/test_report.py, test_samples.py",
     "demo/setup.py": _DEMO,
     "demo/sparkjob.py": _DEMO,
-    "mute/scan.py": _MANAGER,
     "policy/schema_export.py": "tests/unit/policy/test_schema.py (the generated configuration reference)",
     "racks/assign/model.py": "tests/unit/racks/assign/ and tests/integration/test_assignors_vs_java.py",
     "racks/assign/racks.py": "tests/unit/racks/assign/ and tests/integration/test_assignors_vs_java.py",
