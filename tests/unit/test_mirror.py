@@ -22,8 +22,6 @@ _HARNESS = "test harness used by the suites themselves (tests/unit/_producer_fak
 
 #: module (relative to mutepro/) -> where it is tested instead of tests/unit/<pkg>/test_<mod>.py
 ELSEWHERE: dict[str, str] = {
-    "aio/batching.py": "tests/unit/aio/test_producer.py and the aio conformance run",
-    "aio/serializing.py": "tests/unit/aio/test_producer.py",
     "cli.py": "tests/integration/test_trace.py, test_demo.py; each command group's own tests",
     "cluster/env.py": _CLUSTER,
     "cluster/faults.py": _CLUSTER,
