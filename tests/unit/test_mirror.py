@@ -40,7 +40,6 @@ ELSEWHERE: dict[str, str] = {
     "racks/assign/racks.py": "tests/unit/racks/assign/ and tests/integration/test_assignors_vs_java.py",
     "racks/cli_plan.py": "tests/unit/racks/test_bad_input.py, racks/assign/test_planner.py; test_kraft_live",
     "racks/topics.py": "creates topics on the cluster: tests/integration/test_racks_live.py",
-    "spark/cli.py": "tests/unit/spark/test_standalone.py; " + _SPARK,
     "spark/datasource.py": _SPARK,
     "spark/foreach.py": _SPARK,
     "spark/jars.py": "resolves Maven jars: tests/integration/test_spark_sink.py",
