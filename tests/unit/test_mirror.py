@@ -51,7 +51,6 @@ ELSEWHERE: dict[str, str] = {
     "testing/redis_server.py": "starts redis-server: tests/unit/mute/test_store.py and the Redis integration tests",
     "trace/cli.py": "tests/integration/test_trace.py (record against the cluster, replay)",
     "trace/plot.py": "tests/integration/test_trace.py (replay --plot)",
-    "trace/summary.py": "tests/unit/trace/test_corpus.py (every corpus goal reads the summary)",
 }
 
 
