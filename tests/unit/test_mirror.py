@@ -32,7 +32,6 @@ ELSEWHERE: dict[str, str] = {
     "demo/plain.py": _DEMO,
     "demo/readback.py": _DEMO,
     "demo/run.py": _DEMO,
-    "demo/schedule.py": "tests/unit/demo/test_report.py, test_samples.py",
     "demo/setup.py": _DEMO,
     "demo/sparkjob.py": _DEMO,
     "policy/schema_export.py": "tests/unit/policy/test_schema.py (the generated configuration reference)",
