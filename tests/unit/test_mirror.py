@@ -37,7 +37,6 @@ ELSEWHERE: dict[str, str] = {
     "policy/schema_export.py": "tests/unit/policy/test_schema.py (the generated configuration reference)",
     "racks/assign/model.py": "tests/unit/racks/assign/ and tests/integration/test_assignors_vs_java.py",
     "racks/assign/racks.py": "tests/unit/racks/assign/ and tests/integration/test_assignors_vs_java.py",
-    "racks/cli_plan.py": "tests/unit/racks/test_bad_input.py, racks/assign/test_planner.py; test_kraft_live",
     "racks/topics.py": "creates topics on the cluster: tests/integration/test_racks_live.py",
     "spark/datasource.py": _SPARK,
     "spark/foreach.py": _SPARK,
