@@ -35,8 +35,6 @@ ELSEWHERE: dict[str, str] = {
     "demo/setup.py": _DEMO,
     "demo/sparkjob.py": _DEMO,
     "policy/schema_export.py": "tests/unit/policy/test_schema.py (the generated configuration reference)",
-    "racks/assign/model.py": "tests/unit/racks/assign/ and tests/integration/test_assignors_vs_java.py",
-    "racks/assign/racks.py": "tests/unit/racks/assign/ and tests/integration/test_assignors_vs_java.py",
     "racks/topics.py": "creates topics on the cluster: tests/integration/test_racks_live.py",
     "spark/datasource.py": _SPARK,
     "spark/foreach.py": _SPARK,
