@@ -8,11 +8,10 @@ from pathlib import Path
 import pytest
 
 from mutepro.cluster.faults import Limper
-from mutepro.cluster.jars import require_java, resolve_kafka
 from mutepro.cluster.launcher import LocalCluster, _allocate_ports
 from mutepro.cluster.process import NodeProcess
 from mutepro.cluster.spec import ClusterSpec, resolve_racks
-from mutepro.errors import ClusterError, ConfigError, PrerequisiteError
+from mutepro.errors import ClusterError, ConfigError
 
 
 class TestResolveRacks:
@@ -65,34 +64,6 @@ class TestPorts:
         """Free ports chosen together never collide."""
         ports = _allocate_ports([0, 0, 0, 0], "127.0.0.1")
         assert len(set(ports)) == 4
-
-
-class TestPrerequisites:
-    def test_missing_java_is_explained(self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-        """Without java on PATH or JAVA_HOME the error says how to install it."""
-        monkeypatch.setenv("PATH", str(tmp_path))
-        monkeypatch.delenv("JAVA_HOME", raising=False)
-        with pytest.raises(PrerequisiteError, match=r"java was not found.*JAVA_HOME"):
-            require_java()
-
-    def test_missing_mvn_suggests_kafka_home(self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-        """Without mvn and without a cache the error names Maven and KAFKA_HOME."""
-        monkeypatch.setenv("PATH", str(tmp_path))
-        monkeypatch.delenv("KAFKA_HOME", raising=False)
-        with pytest.raises(PrerequisiteError, match=r"mvn was not found.*KAFKA_HOME"):
-            resolve_kafka("4.3.1", cache_dir=tmp_path / "cache")
-
-    def test_bad_kafka_home_is_explained(self, tmp_path: Path) -> None:
-        """A KAFKA_HOME without libs/kafka_*.jar is rejected with the expected layout."""
-        with pytest.raises(PrerequisiteError, match="does not look like an unpacked Kafka distribution"):
-            resolve_kafka(kafka_home=tmp_path)
-
-    def test_kafka_home_version_is_read_from_the_jar(self, tmp_path: Path) -> None:
-        """An unpacked distribution is used as is, its version taken from kafka_2.13-<v>.jar."""
-        (tmp_path / "libs").mkdir()
-        (tmp_path / "libs" / "kafka_2.13-4.3.1.jar").write_bytes(b"")
-        dist = resolve_kafka(kafka_home=tmp_path)
-        assert (dist.version, dist.source) == ("4.3.1", "KAFKA_HOME")
 
 
 class TestLimper:
