@@ -23,9 +23,6 @@ _HARNESS = "test harness used by the suites themselves (tests/unit/_producer_fak
 #: module (relative to mutepro/) -> where it is tested instead of tests/unit/<pkg>/test_<mod>.py
 ELSEWHERE: dict[str, str] = {
     "cli.py": "tests/integration/test_trace.py, test_demo.py; each command group's own tests",
-    "cluster/faults.py": _CLUSTER,
-    "cluster/launcher.py": _CLUSTER,
-    "cluster/process.py": _CLUSTER,
     "demo/live.py": _DEMO,
     "demo/plain.py": _DEMO,
     "demo/readback.py": _DEMO,
