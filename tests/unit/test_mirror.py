@@ -29,7 +29,6 @@ ELSEWHERE: dict[str, str] = {
     "demo/run.py": _DEMO,
     "demo/setup.py": _DEMO,
     "demo/sparkjob.py": _DEMO,
-    "policy/schema_export.py": "tests/unit/policy/test_schema.py (the generated configuration reference)",
     "racks/topics.py": "creates topics on the cluster: tests/integration/test_racks_live.py",
     "spark/datasource.py": _SPARK,
     "spark/foreach.py": _SPARK,

@@ -1,4 +1,5 @@
-"""The schema models: defaults as documented, frozen, strict, cross-field rules usable from code."""
+"""The schema models: defaults as documented, frozen, strict, cross-field rules usable from code (what is generated
+from them: test_schema_export.py)."""
 
 from __future__ import annotations
 
@@ -126,26 +127,3 @@ class TestBreakerCap:
     def test_a_cap_written_below_the_first_wait_is_refused(self) -> None:
         with pytest.raises(ValidationError, match="backoff cap is below the first retry interval"):
             TopicPolicy.model_validate({"breaker": {"retry_interval_ms": 60000, "max_retry_interval_ms": 4000}})
-
-
-class TestReferenceMarkdown:
-    def test_every_setting_is_in_the_generated_reference(self) -> None:
-        """The docs' configuration page lists every leaf key of a topic policy, with its real default."""
-        from mutepro.policy.schema_export import reference_markdown
-
-        text = reference_markdown()
-
-        def leaves(model: object, prefix: str = "") -> list[str]:
-            out = []
-            for name in type(model).model_fields:  # type: ignore[attr-defined]
-                value = getattr(model, name)
-                if hasattr(type(value), "model_fields"):
-                    out += leaves(value, f"{prefix}{name}.")
-                else:
-                    out.append(f"{prefix}{name}")
-            return out
-
-        missing = [k for k in leaves(TopicPolicy()) if f"| `{k}` |" not in text]
-        assert missing == []
-        assert "| `slow_call.window.type` | `Literal['count', 'time']` | `time` |" in text  # the section's own default
-        assert "| `breaker.retry_interval_ms` | `int` | `1000` |" in text
