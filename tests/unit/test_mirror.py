@@ -25,7 +25,6 @@ ELSEWHERE: dict[str, str] = {
     "cli.py": "tests/integration/test_trace.py, test_demo.py; each command group's own tests",
     "demo/live.py": _DEMO,
     "demo/plain.py": _DEMO,
-    "demo/readback.py": _DEMO,
     "demo/run.py": _DEMO,
     "demo/setup.py": _DEMO,
     "demo/sparkjob.py": _DEMO,

@@ -7,7 +7,6 @@ from pathlib import Path
 
 from rich.console import Console
 
-from mutepro.demo.readback import decode_value
 from mutepro.demo.report import plot, table, write_json
 from mutepro.demo.samples import BatchSample, Event, JobSamples, summarize
 from mutepro.demo.schedule import plan_faults
@@ -58,8 +57,3 @@ class TestOutputs:
         assert len(ours["rows_per_s"]) == 40
         assert record["jobs"]["built-in"]["events"][0]["kind"] == "failed"
         assert record["fault_marks"] == [{"phase": "stall", "start_s": 10.1, "end_s": 28.0}]
-
-
-def test_value_decodes_row_number_and_timestamp() -> None:
-    """The value the Spark job writes carries its row number and the rate source's timestamp (epoch ms)."""
-    assert decode_value(b"000000004242|1795471234878|xxxx") == (4242, 1795471234878)
