@@ -22,7 +22,6 @@ _HARNESS = "test harness used by the suites themselves (tests/unit/_producer_fak
 
 #: module (relative to mutepro/) -> where it is tested instead of tests/unit/<pkg>/test_<mod>.py
 ELSEWHERE: dict[str, str] = {
-    "cli.py": "tests/integration/test_trace.py, test_demo.py; each command group's own tests",
     "demo/live.py": _DEMO,
     "demo/plain.py": _DEMO,
     "demo/run.py": _DEMO,
@@ -32,7 +31,6 @@ ELSEWHERE: dict[str, str] = {
     "spark/datasource.py": _SPARK,
     "spark/foreach.py": _SPARK,
     "spark/jars.py": "resolves Maven jars: tests/integration/test_spark_sink.py",
-    "spark/workerenv.py": _SPARK,
     "testing/dropin.py": _HARNESS,
     "testing/fakes.py": _HARNESS,
     "testing/fixtures.py": _HARNESS,
