@@ -30,7 +30,6 @@ ELSEWHERE: dict[str, str] = {
     "racks/topics.py": "creates topics on the cluster: tests/integration/test_racks_live.py",
     "spark/datasource.py": _SPARK,
     "spark/foreach.py": _SPARK,
-    "spark/jars.py": "resolves Maven jars: tests/integration/test_spark_sink.py",
     "testing/dropin.py": _HARNESS,
     "testing/fakes.py": _HARNESS,
     "testing/fixtures.py": _HARNESS,
