@@ -35,8 +35,6 @@ ELSEWHERE: dict[str, str] = {
     "testing/fixtures.py": _HARNESS,
     "testing/plain_sink.py": _HARNESS,
     "testing/redis_server.py": "starts redis-server: tests/unit/mute/test_store.py and the Redis integration tests",
-    "trace/cli.py": "tests/integration/test_trace.py (record against the cluster, replay)",
-    "trace/plot.py": "tests/integration/test_trace.py (replay --plot)",
 }
 
 
