@@ -27,7 +27,6 @@ ELSEWHERE: dict[str, str] = {
     "demo/run.py": _DEMO,
     "demo/setup.py": _DEMO,
     "demo/sparkjob.py": _DEMO,
-    "racks/topics.py": "creates topics on the cluster: tests/integration/test_racks_live.py",
     "spark/datasource.py": _SPARK,
     "spark/foreach.py": _SPARK,
     "testing/dropin.py": _HARNESS,
