@@ -22,8 +22,6 @@ _HARNESS = "test harness used by the suites themselves (tests/unit/_producer_fak
 
 #: module (relative to mutepro/) -> where it is tested instead of tests/unit/<pkg>/test_<mod>.py
 ELSEWHERE: dict[str, str] = {
-    "demo/live.py": _DEMO,
-    "demo/plain.py": _DEMO,
     "demo/run.py": _DEMO,
     "demo/setup.py": _DEMO,
     "demo/sparkjob.py": _DEMO,
