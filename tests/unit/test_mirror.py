@@ -12,21 +12,17 @@ import mutepro
 ROOT = Path(mutepro.__file__).parent
 TESTS = Path(__file__).resolve().parent
 
-_PRODUCER = "through MuteProducer's behaviour (tests/unit/producer/, test_dropin.py, test_conformance.py)"
-_MANAGER = "through ProducerMuteManager (tests/unit/mute/test_manager.py) and the trace corpus replays"
-_POLICY = "through policy loading and validation (tests/unit/policy/test_loader.py, test_hostile.py, test_configs.py)"
-_CLUSTER = "starts Kafka JVMs: tests/integration/test_cluster.py and every integration test's cluster"
-_DEMO = "runs the demo on the real cluster: tests/integration/test_demo.py (figures in tests/unit/demo/test_report.py)"
+_DEMO = "runs the demo on the real cluster: tests/integration/test_demo.py (its parts: tests/unit/demo/)"
 _SPARK = "runs in Spark: tests/integration/test_spark_sink.py and test_spark_standalone.py"
 _HARNESS = "test harness used by the suites themselves (tests/unit/_producer_fakes.py, conftest.py, conformance)"
 
 #: module (relative to mutepro/) -> where it is tested instead of tests/unit/<pkg>/test_<mod>.py
 ELSEWHERE: dict[str, str] = {
-    "demo/run.py": _DEMO,
-    "demo/setup.py": _DEMO,
-    "demo/sparkjob.py": _DEMO,
-    "spark/datasource.py": _SPARK,
-    "spark/foreach.py": _SPARK,
+    "demo/run.py": "runs both Spark jobs against the cluster: " + _DEMO,
+    "demo/setup.py": "starts or attaches the demo's cluster and creates its topics: " + _DEMO,
+    "demo/sparkjob.py": "a Spark structured-streaming job: " + _DEMO,
+    "spark/datasource.py": "pyspark's DataSource API (imports pyspark.sql.datasource): " + _SPARK,
+    "spark/foreach.py": "a foreachBatch sink run through mapInArrow on executors: " + _SPARK,
     "testing/dropin.py": _HARNESS,
     "testing/fakes.py": _HARNESS,
     "testing/fixtures.py": _HARNESS,
