@@ -25,7 +25,7 @@ import pytest
 from confluent_kafka import KafkaError, KafkaException, Message
 
 from mutepro.errors import MuteproError
-from mutepro.producer import MuteProducer, MuteSerializingProducer, compat
+from mutepro.producer import MuteProducer, MuteSerializingProducer
 
 CLOSED = "Producer has been closed"
 
@@ -351,23 +351,6 @@ class TestInterrupts:
         with pytest.raises(KeyboardInterrupt):
             p.flush(20)
 
-    def test_only_the_lost_exception_error_is_converted(self) -> None:
-        """The wrapper turns exactly confluent-kafka's lost-exception SystemError into KeyboardInterrupt."""
-
-        @compat.surfaces_interrupts
-        def lost() -> None:
-            raise SystemError("<method 'poll' of 'cimpl.Producer' objects> returned NULL without setting an exception")
-
-        @compat.surfaces_interrupts
-        def other() -> None:
-            raise SystemError("something else")
-
-        if sys.version_info < (3, 12):
-            with pytest.raises(KeyboardInterrupt):
-                lost()
-        with pytest.raises(SystemError, match="something else"):
-            other()
-
 
 class TestPollZero:
     """poll(0), a busy writer's call (confluent-kafka's README polls before every produce): served in C on the
@@ -460,14 +443,6 @@ class TestPollZero:
         p.produce("t", b"v", callback=interrupted)
         with pytest.raises(KeyboardInterrupt):
             self._poll_until(p, lambda: False, limit_s=20.0)
-
-    def test_the_converter_turns_only_the_lost_exception_error(self) -> None:
-        """compat.reraise_lost_interrupt: the lost-exception SystemError becomes KeyboardInterrupt; others stay."""
-        lost = SystemError("<method 'poll' of 'cimpl.Producer' objects> returned NULL without setting an exception")
-        with pytest.raises(KeyboardInterrupt):
-            compat.reraise_lost_interrupt(lost)
-        with pytest.raises(SystemError, match="else"):
-            compat.reraise_lost_interrupt(SystemError("else"))
 
 
 class TestLogging:

@@ -12,39 +12,22 @@ import mutepro
 ROOT = Path(mutepro.__file__).parent
 TESTS = Path(__file__).resolve().parent
 
-_CLUSTER = "starts Kafka JVMs: tests/integration/test_cluster.py and every integration test's cluster"
-_DEMO = "runs the demo on the real cluster: tests/integration/test_demo.py (figures in tests/unit/demo/test_report.py)"
+_DEMO = "runs the demo on the real cluster: tests/integration/test_demo.py (its parts: tests/unit/demo/)"
 _SPARK = "runs in Spark: tests/integration/test_spark_sink.py and test_spark_standalone.py"
 _HARNESS = "test harness used by the suites themselves (tests/unit/_producer_fakes.py, conftest.py, conformance)"
 
 #: module (relative to mutepro/) -> where it is tested instead of tests/unit/<pkg>/test_<mod>.py
 ELSEWHERE: dict[str, str] = {
-    "aio/serializing.py": "tests/unit/aio/test_producer.py",
-    "cli.py": "tests/integration/test_trace.py, test_demo.py; each command group's own tests",
-    "cluster/env.py": _CLUSTER,
-    "cluster/faults.py": _CLUSTER,
-    "cluster/launcher.py": _CLUSTER,
-    "cluster/process.py": _CLUSTER,
-    "demo/live.py": _DEMO,
-    "demo/plain.py": _DEMO,
-    "demo/readback.py": _DEMO,
-    "demo/run.py": _DEMO,
-    "demo/setup.py": _DEMO,
-    "demo/sparkjob.py": _DEMO,
-    "racks/cli_plan.py": "tests/unit/racks/test_bad_input.py, racks/assign/test_planner.py; test_kraft_live",
-    "racks/topics.py": "creates topics on the cluster: tests/integration/test_racks_live.py",
-    "spark/cli.py": "tests/unit/spark/test_standalone.py; " + _SPARK,
-    "spark/datasource.py": _SPARK,
-    "spark/errors.py": "tests/unit/test_errors.py (the whole hierarchy), spark/test_identity.py",
-    "spark/foreach.py": _SPARK,
-    "spark/jars.py": "resolves Maven jars: tests/integration/test_spark_sink.py",
+    "demo/run.py": "runs both Spark jobs against the cluster: " + _DEMO,
+    "demo/setup.py": "starts or attaches the demo's cluster and creates its topics: " + _DEMO,
+    "demo/sparkjob.py": "a Spark structured-streaming job: " + _DEMO,
+    "spark/datasource.py": "pyspark's DataSource API (imports pyspark.sql.datasource): " + _SPARK,
+    "spark/foreach.py": "a foreachBatch sink run through mapInArrow on executors: " + _SPARK,
     "testing/dropin.py": _HARNESS,
     "testing/fakes.py": _HARNESS,
     "testing/fixtures.py": _HARNESS,
     "testing/plain_sink.py": _HARNESS,
     "testing/redis_server.py": "starts redis-server: tests/unit/mute/test_store.py and the Redis integration tests",
-    "trace/cli.py": "tests/integration/test_trace.py (record against the cluster, replay)",
-    "trace/plot.py": "tests/integration/test_trace.py (replay --plot)",
 }
 
 

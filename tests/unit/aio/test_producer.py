@@ -1,6 +1,7 @@
-"""mutepro.aio (AIOProducer, AsyncSerializingProducer) over a MuteProducer on the fake inner producer: every
-future resolves with the delivered message or fails with the final KafkaError, also for messages MuteProducer
-rerouted, held or rescued; the caller's config is never modified; close() flushes and closes the MuteProducer.
+"""mutepro.aio's AIOProducer (AsyncSerializingProducer: test_serializing.py) over a MuteProducer on the fake
+inner producer: every future resolves with the delivered message or fails with the final KafkaError, also for
+messages MuteProducer rerouted, held or rescued; the caller's config is never modified; close() flushes and closes
+the MuteProducer.
 
 No broker and no MuteProducer threads (``_threads=False``): the test ticks the driver and decides each message's
 fate on the fake, between awaits, while no executor call is running (``max_workers=1``, ``buffer_timeout=0``:
@@ -17,11 +18,9 @@ from typing import Any
 import confluent_kafka.aio
 import pytest
 from confluent_kafka import KafkaError, KafkaException
-from confluent_kafka.serialization import SerializationContext, StringSerializer
 
 from mutepro import MuteProducer
-from mutepro.aio import AIOProducer, AsyncSerializingProducer
-from mutepro.aio.batching import on_loop_of
+from mutepro.aio import AIOProducer
 from mutepro.testing.fakes import FakeInnerProducer
 from tests.unit._producer_fakes import CONF, PARTITIONS, TOPIC, Harness, keys_by_home, topic_policy
 
@@ -45,14 +44,6 @@ async def _produce_all(p: AIOProducer, *messages: tuple[bytes, bytes | None]) ->
     futures = [await p.produce(TOPIC, value, key) for value, key in messages]
     assert len(p._batch_processor._message_buffer) == 0, "batch_size should have flushed the buffer"
     return futures
-
-
-@pytest.fixture
-def harness() -> Iterator[Harness]:
-    h = Harness(keyed_policy="reroute")
-    yield h
-    if not h.producer._closed:
-        h.close()
 
 
 @pytest.fixture
@@ -291,69 +282,3 @@ class TestClose:
         future = await p.produce(TOPIC, b"alone")
         assert (await asyncio.wait_for(future, 10)).value() == b"alone"
         await p.close()
-
-
-@pytest.mark.asyncio
-async def test_a_callback_from_another_thread_resolves_the_future_on_its_loop() -> None:
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[Any] = loop.create_future()
-    seen: list[int] = []
-
-    def resolve(err: Any, msg: Any) -> None:
-        seen.append(threading.get_ident())
-        future.set_result(msg)
-
-    worker = threading.Thread(target=on_loop_of(future, resolve), args=(None, "msg"))
-    worker.start()
-    worker.join()
-    assert await asyncio.wait_for(future, 5) == "msg"
-    assert seen == [threading.get_ident()]  # ran on the loop's thread, not the worker's
-
-
-@pytest.mark.asyncio
-class TestAsyncSerializingProducer:
-    async def test_each_message_is_serialized_once_even_when_rescued(self, harness: Harness) -> None:
-        h = harness
-        calls: list[Any] = []
-        to_str = StringSerializer()
-
-        def counting(obj: Any, ctx: SerializationContext) -> bytes | None:
-            calls.append(obj)
-            return to_str(obj, ctx)
-
-        conf = {"bootstrap.servers": "unused", "value.serializer": counting, "key.serializer": to_str}
-        before = dict(conf)
-        p = await AsyncSerializingProducer(
-            conf, max_workers=1, batch_size=6, buffer_timeout=0, producer_factory=lambda c, **_: h.producer,
-        )
-        assert conf == before
-        assert isinstance(p, confluent_kafka.aio.AsyncSerializingProducer) and isinstance(p, AIOProducer)
-        futures = [await p.produce(TOPIC, value=f"v{i}") for i in range(6)]
-        victim = h.fake.sent[0].partition
-        h.producer.mute_manager.mute(TOPIC, victim)
-        h.tick()
-        assert h.producer.counters.rescued > 0
-        h.fake.deliver()
-        await p.flush()
-        messages = [f.result() for f in futures]
-        assert sorted(m.value() for m in messages) == [f"v{i}".encode() for i in range(6)]
-        assert all(m.partition() != victim for m in messages)
-        assert calls == [f"v{i}" for i in range(6)]  # once each, the re-sends carried the bytes
-        await p.close()
-        assert p._is_closed and h.producer._closed
-
-
-@pytest.mark.asyncio
-async def test_batches_carry_callbacks_that_resolve_on_the_loop(harness: Harness) -> None:
-    """A batch's callback called from an executor thread leaves the future to the loop: not done when the thread
-    returns (confluent-kafka's bare callback would have set it right there, off the loop), done once it runs."""
-    p = _over(harness, batch_size=100)
-    future = await p.produce(TOPIC, b"x")
-    [batch] = p._batch_processor.create_batches()
-    worker = threading.Thread(target=batch.messages[0]["callback"], args=(None, "delivered"))
-    worker.start()
-    worker.join()
-    assert not future.done()
-    assert await asyncio.wait_for(future, 5) == "delivered"
-    p._batch_processor.clear_buffer()
-    await p.close()

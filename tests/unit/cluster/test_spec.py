@@ -1,18 +1,11 @@
-"""Cluster shape and prerequisite checks, without starting Java."""
+"""Cluster shape (mutepro.cluster.spec), without starting Java."""
 
 from __future__ import annotations
 
-import socket
-from pathlib import Path
-
 import pytest
 
-from mutepro.cluster.faults import Limper
-from mutepro.cluster.jars import require_java, resolve_kafka
-from mutepro.cluster.launcher import LocalCluster, _allocate_ports
-from mutepro.cluster.process import NodeProcess
 from mutepro.cluster.spec import ClusterSpec, resolve_racks
-from mutepro.errors import ClusterError, ConfigError, PrerequisiteError
+from mutepro.errors import ConfigError
 
 
 class TestResolveRacks:
@@ -49,108 +42,3 @@ class TestClusterSpec:
         """broker_ports needs one port per broker."""
         with pytest.raises(ConfigError, match="broker_ports:"):
             ClusterSpec(brokers=3, broker_ports=[9092]).validate()
-
-
-class TestPorts:
-    def test_busy_port_names_the_port_and_the_fix(self) -> None:
-        """A port already bound gives a ClusterError naming it and suggesting 0."""
-        with socket.socket() as sock:
-            sock.bind(("127.0.0.1", 0))
-            sock.listen()
-            busy = sock.getsockname()[1]
-            with pytest.raises(ClusterError, match=rf"port {busy} .*pass 0"):
-                _allocate_ports([0, busy], "127.0.0.1")
-
-    def test_zero_ports_are_distinct(self) -> None:
-        """Free ports chosen together never collide."""
-        ports = _allocate_ports([0, 0, 0, 0], "127.0.0.1")
-        assert len(set(ports)) == 4
-
-
-class TestPrerequisites:
-    def test_missing_java_is_explained(self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-        """Without java on PATH or JAVA_HOME the error says how to install it."""
-        monkeypatch.setenv("PATH", str(tmp_path))
-        monkeypatch.delenv("JAVA_HOME", raising=False)
-        with pytest.raises(PrerequisiteError, match=r"java was not found.*JAVA_HOME"):
-            require_java()
-
-    def test_missing_mvn_suggests_kafka_home(self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-        """Without mvn and without a cache the error names Maven and KAFKA_HOME."""
-        monkeypatch.setenv("PATH", str(tmp_path))
-        monkeypatch.delenv("KAFKA_HOME", raising=False)
-        with pytest.raises(PrerequisiteError, match=r"mvn was not found.*KAFKA_HOME"):
-            resolve_kafka("4.3.1", cache_dir=tmp_path / "cache")
-
-    def test_bad_kafka_home_is_explained(self, tmp_path: Path) -> None:
-        """A KAFKA_HOME without libs/kafka_*.jar is rejected with the expected layout."""
-        with pytest.raises(PrerequisiteError, match="does not look like an unpacked Kafka distribution"):
-            resolve_kafka(kafka_home=tmp_path)
-
-    def test_kafka_home_version_is_read_from_the_jar(self, tmp_path: Path) -> None:
-        """An unpacked distribution is used as is, its version taken from kafka_2.13-<v>.jar."""
-        (tmp_path / "libs").mkdir()
-        (tmp_path / "libs" / "kafka_2.13-4.3.1.jar").write_bytes(b"")
-        dist = resolve_kafka(kafka_home=tmp_path)
-        assert (dist.version, dist.source) == ("4.3.1", "KAFKA_HOME")
-
-
-class TestLimper:
-    def test_duty_outside_zero_one_is_rejected(self, tmp_path: Path) -> None:
-        """duty is a fraction; 80 (percent) is a mistake the error explains."""
-        node = NodeProcess(1, "broker", 9092, tmp_path)
-        with pytest.raises(ConfigError, match="duty:"):
-            Limper(node, duty=80)
-
-    def test_unbounded_duration_is_rejected(self, tmp_path: Path) -> None:
-        """Every fault loop is bounded in time."""
-        node = NodeProcess(1, "broker", 9092, tmp_path)
-        with pytest.raises(ConfigError, match="max_duration_s:"):
-            Limper(node, max_duration_s=10_000)
-
-
-class TestClusterId:
-    def test_cluster_ids_never_start_with_a_dash(self) -> None:
-        """An id starting with '-' would be parsed as an option by kafka-storage format."""
-        from mutepro.cluster.launcher import new_cluster_id
-
-        ids = [new_cluster_id() for _ in range(2000)]
-        assert all(not i.startswith("-") and len(i) == 22 for i in ids)
-        assert len(set(ids)) == 2000
-
-
-class _BusyNode:
-    """A node whose CPU time grows by ``per_call`` each time it is read (the clock advances 1 s per window)."""
-
-    def __init__(self, per_call: list[float]) -> None:
-        self.readings = iter(per_call)
-        self.total = 0.0
-
-    def cpu_seconds(self) -> float:
-        self.total += next(self.readings)
-        return self.total
-
-
-class TestWaitQuiet:
-    def _cluster(self, tmp_path: Path, *nodes: _BusyNode) -> LocalCluster:
-        cluster = LocalCluster(ClusterSpec(brokers=1), run_dir=tmp_path)
-        cluster.nodes = lambda: iter(nodes)  # type: ignore[method-assign]
-        return cluster
-
-    def test_returns_once_the_nodes_are_quiet(self, tmp_path: Path) -> None:
-        """1.5 cores in the first window, 0.1 in the second: two windows, 0.1 returned."""
-        now = [0.0]
-        node = _BusyNode([0.0, 1.5, 0.0, 0.1])
-        cores = self._cluster(tmp_path, node).wait_quiet(
-            0.3, clock=lambda: now[0], sleep=lambda s: now.__setitem__(0, now[0] + s)
-        )
-        assert cores == pytest.approx(0.1) and now[0] == 2.0
-
-    def test_gives_up_at_the_timeout_with_the_last_figure(self, tmp_path: Path) -> None:
-        """Always 2 cores busy: returns 2.0 once the timeout passed, without raising."""
-        now = [0.0]
-        node = _BusyNode([0.0, 2.0] * 10)
-        cores = self._cluster(tmp_path, node).wait_quiet(
-            0.3, timeout_s=3.0, clock=lambda: now[0], sleep=lambda s: now.__setitem__(0, now[0] + s)
-        )
-        assert cores == pytest.approx(2.0) and now[0] == 3.0

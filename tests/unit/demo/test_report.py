@@ -1,35 +1,15 @@
-"""The demo's fault plan, table, plot and JSON from recorded samples (no Spark, no broker)."""
+"""The demo's table, plot and JSON from recorded samples (no Spark, no broker; the fault plan: test_schedule.py)."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
-import pytest
 from rich.console import Console
 
-from mutepro.demo.readback import decode_value
 from mutepro.demo.report import plot, table, write_json
 from mutepro.demo.samples import BatchSample, Event, JobSamples, summarize
 from mutepro.demo.schedule import plan_faults
-from mutepro.errors import ConfigError
-
-
-class TestPlan:
-    def test_both_is_limp_then_stall_in_the_middle(self) -> None:
-        """A quarter before, 45 % fault (limp then stall, half each), the rest after, covering the run."""
-        plan = plan_faults(120, "both")
-        assert [(p.name, p.start_s, p.end_s) for p in plan.phases] == [
-            ("before", 0.0, 30.0), ("limp", 30.0, 57.0), ("stall", 57.0, 84.0), ("after", 84.0, 120.0),
-        ]
-        assert plan.window == (30.0, 84.0)
-        assert (plan.phase_at(29.9), plan.phase_at(57.0), plan.phase_at(130)) == ("before", "stall", "after")
-
-    @pytest.mark.parametrize(("duration", "fault"), [(5, "stall"), (120, "crash")])
-    def test_bad_input_names_the_option(self, duration: float, fault: str) -> None:
-        """A too-short run or an unknown fault is refused naming --duration / --fault."""
-        with pytest.raises(ConfigError, match="--duration" if fault == "stall" else "--fault"):
-            plan_faults(duration, fault)
 
 
 def _jobs() -> list[JobSamples]:
@@ -77,8 +57,3 @@ class TestOutputs:
         assert len(ours["rows_per_s"]) == 40
         assert record["jobs"]["built-in"]["events"][0]["kind"] == "failed"
         assert record["fault_marks"] == [{"phase": "stall", "start_s": 10.1, "end_s": 28.0}]
-
-
-def test_value_decodes_row_number_and_timestamp() -> None:
-    """The value the Spark job writes carries its row number and the rate source's timestamp (epoch ms)."""
-    assert decode_value(b"000000004242|1795471234878|xxxx") == (4242, 1795471234878)

@@ -1,14 +1,146 @@
-"""One detection round over a topic (mutepro.mute.scan.scan_topic), through the manager's round: idle partitions
-looked at once a quiet interval, and a half-open partition judged by the messages that wait since probing began.
-Fake clocks throughout (see _rig.py)."""
+"""One detection round over one topic (mutepro.mute.scan.scan_topic), on topic records with stub breakers and
+detectors: every breaker ticked, each closed partition's load read and judged by its own detectors, idle and
+quiet partitions left alone, and a half-open partition whose messages outwait the probe limit failing its probe.
+(The topic-wide rules it applies: test_verdicts.py, test_outliers.py, test_normal.py; the whole manager:
+test_manager.py.)"""
 
 from __future__ import annotations
 
-from mutepro.mute.scan import QUIET_REJUDGE_S
+from dataclasses import dataclass, field
+
+from mutepro.detect.model import PartitionLoad, Verdict
+from mutepro.mute.records import PartitionRecord, TopicRecord
+from mutepro.mute.scan import QUIET_REJUDGE_S, scan_topic
+from mutepro.mute.transitions import BreakerState
+from mutepro.policy.schema import TopicPolicy
 from tests.unit.mute._rig import LEADERS, FakeClock, FakeDetectors, Rig, T, to_half_open
+from tests.unit.mute._rules import FAILING
+
+NOW = 1000.0
 
 
-class TestQuietPartitions:
+@dataclass
+class _Breaker:
+    state: BreakerState = BreakerState.CLOSED
+    probing_since: float | None = None
+    ticks: int = 0
+
+    def tick(self) -> None:
+        self.ticks += 1
+
+
+@dataclass
+class _Detector:
+    verdict: Verdict | None = None
+    checked: list[PartitionLoad] = field(default_factory=list)
+
+    def check(self, load: PartitionLoad, now: float) -> Verdict | None:
+        self.checked.append(load)
+        return self.verdict
+
+
+class _Loads:
+    """The load reader: every partition ``outstanding`` messages, the oldest ``age`` s old; the reads recorded."""
+
+    def __init__(self, outstanding: int = 1, age: float = 0.01) -> None:
+        self.outstanding, self.age = outstanding, age
+        self.reads: list[int] = []
+        self.by_partition: dict[int, tuple[int, float | None]] = {}
+
+    def __call__(self, topic: str, partition: int, now: float) -> PartitionLoad:
+        self.reads.append(partition)
+        outstanding, age = self.by_partition.get(partition, (self.outstanding, self.age))
+        return PartitionLoad(outstanding, 100 * outstanding, age if outstanding else None, 100_000, 10**8,
+                             sent=10 + outstanding, warm=True)
+
+
+def _topic(partitions: int = 6) -> tuple[TopicRecord, list[_Breaker], list[_Detector]]:
+    t = TopicRecord("t", TopicPolicy())
+    breakers, detectors = [], []
+    for p in range(partitions):
+        breaker, detector = _Breaker(), _Detector()
+        part = PartitionRecord(p, breaker, [detector])  # type: ignore[arg-type, list-item]  # stubs
+        part.leader = p % 3 + 1
+        part.reported_ever = True
+        t.partitions[p] = part
+        breakers.append(breaker)
+        detectors.append(detector)
+    return t, breakers, detectors
+
+
+class TestScanTopic:
+    def test_every_breaker_is_ticked_and_every_closed_partition_judged(self) -> None:
+        t, breakers, detectors = _topic()
+        loads = _Loads()
+        scan = scan_topic(t, loads, NOW)
+        assert [b.ticks for b in breakers] == [1] * 6
+        assert sorted(loads.reads) == list(range(6))
+        assert all(len(d.checked) == 1 for d in detectors)
+        assert scan.trips == [] and scan.failed_probes == []
+
+    def test_a_partitions_own_verdict_is_a_trip(self) -> None:
+        """Partition 2's detector says failing, the others nothing: one trip, partition 2, with its verdict."""
+        t, _, detectors = _topic()
+        detectors[2].verdict = FAILING
+        scan = scan_topic(t, _Loads(), NOW)
+        assert [(part.partition, verdict.reason) for _, part, verdict in scan.trips] == [(2, FAILING.reason)]
+
+    def test_open_partitions_are_not_read_or_judged(self) -> None:
+        t, breakers, detectors = _topic()
+        breakers[4].state = BreakerState.OPEN
+        loads = _Loads()
+        scan_topic(t, loads, NOW)
+        assert 4 not in loads.reads and detectors[4].checked == [] and breakers[4].ticks == 1
+        assert t.not_closed == {4}
+
+    def test_an_idle_partition_outside_busy_is_left_alone_until_its_quiet_round(self) -> None:
+        """Judged at NOW with nothing outstanding: not looked at again inside QUIET_REJUDGE_S when not busy."""
+        t, breakers, detectors = _topic(3)
+        loads = _Loads(outstanding=0)
+        scan_topic(t, loads, NOW)
+        t.partitions[1].active_at = NOW - 100.0  # idle for longer than ACTIVE_S
+        loads.reads.clear()
+        scan_topic(t, loads, NOW + QUIET_REJUDGE_S / 2, busy=frozenset({0, 2}))
+        assert sorted(loads.reads) == [0, 2] and breakers[1].ticks == 1
+        scan_topic(t, loads, NOW + QUIET_REJUDGE_S + 0.1, busy=frozenset({0, 2}))
+        assert breakers[1].ticks == 2 and len(detectors[1].checked) == 2  # its quiet round came
+
+    def test_a_quiet_partition_is_read_but_not_rejudged_within_the_quiet_interval(self) -> None:
+        t, _, detectors = _topic(3)
+        loads = _Loads(outstanding=0)
+        scan_topic(t, loads, NOW)
+        scan_topic(t, loads, NOW + QUIET_REJUDGE_S / 2)
+        assert [len(d.checked) for d in detectors] == [1, 1, 1]
+        assert loads.reads.count(0) == 2
+
+    def test_a_half_open_partition_with_a_message_past_the_probe_limit_fails_its_probe(self) -> None:
+        """Probing since 5 s, its oldest message 3 s old: past the 1 s slow-call threshold -> a failed probe;
+        another probing partition whose oldest is 0.01 s old passes."""
+        t, breakers, _ = _topic()
+        for p in (1, 3):
+            breakers[p].state, breakers[p].probing_since = BreakerState.HALF_OPEN, NOW - 5.0
+        loads = _Loads()
+        loads.by_partition[1] = (1, 3.0)
+        scan = scan_topic(t, loads, NOW)
+        assert scan.failed_probes == [1]
+        assert t.partitions[1].awaiting is False  # sent after probing began (3 s < 5 s)
+        assert t.probe_limit_s <= 1.0
+
+    def test_a_message_sent_before_probing_began_is_awaited(self) -> None:
+        """Probing since 0.1 s, its oldest message 2 s old: awaited (no probe offered), and its wait counts from
+        when probing began (0.1 s, inside the limit), not from the send: no failed probe."""
+        t, breakers, _ = _topic()
+        breakers[0].state, breakers[0].probing_since = BreakerState.HALF_OPEN, NOW - 0.1
+        loads = _Loads()
+        loads.by_partition[0] = (1, 2.0)
+        scan = scan_topic(t, loads, NOW)
+        assert t.partitions[0].awaiting is True
+        assert t.probe_limit_s > 0.1 and scan.failed_probes == []
+
+
+class TestThroughTheManager:
+    """The same round as the manager runs it, on its own tracker (see _rig.py)."""
+
     def test_idle_partitions_wait_for_their_quiet_round(self, clock: FakeClock) -> None:
         """With the tracker's busy partitions given, an idle one is judged once a second, a busy one every round."""
         dets = FakeDetectors()
@@ -29,8 +161,6 @@ class TestQuietPartitions:
         round_()
         assert [len(d.checks) for d in dets.made] == [2, 2, 2, 3, 2, 2]  # the quiet round
 
-
-class TestHalfOpen:
     def test_half_open_with_old_outstanding_message_reopens(self, rig: Rig) -> None:
         """Half-open with a message still outstanding a slow threshold after probing began re-opens with backoff;
         its wait counts from then, not from its send: what it waited before is what muted the partition."""

@@ -1,5 +1,5 @@
-"""The client-vs-policy rules (mutepro.policy.checks), shared by ``mutepro config check``, policy loading and
-MuteProducer: librdkafka's limits read from the client block, and the policy values they put out of reach."""
+"""The one client-vs-policy rule (mutepro.policy.checks), shared by ``mutepro config check`` and MuteProducer:
+the client's limits read as librdkafka reads them, and a slow-call threshold the client's timeout puts out of reach."""
 
 from __future__ import annotations
 
@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from mutepro.policy import load_policy
 from mutepro.policy.checks import ClientLimits, limits_of, slow_call_out_of_reach
 from mutepro.policy.schema import TopicPolicy
 from mutepro.producer import compat
@@ -43,7 +44,21 @@ class TestProducerAgreesWithConfigCheck:
         assert adapted.slow_call.enabled is not reported
 
 
-class TestCrossChecksWhenLoading:
+class TestAgainstTheClient:
+    """Where a policy contradicts its client: block, reported at the key with what was expected (through
+    load_policy, as ``config check`` and MuteProducer see it)."""
+
+    def test_slow_threshold_checked_against_message_timeout_alias(self) -> None:
+        """delivery.timeout.ms (librdkafka's alias) lowers the ceiling of slow_call.threshold_ms too."""
+        issues = issues_of({"client": {"delivery.timeout.ms": "800"}})
+        issue = issue_at(issues, "defaults.slow_call.threshold_ms")
+        assert "delivery.timeout.ms = 800" in issue.expected
+
+    def test_zero_message_timeout_means_no_ceiling(self) -> None:
+        """message.timeout.ms 0 (infinite in librdkafka) accepts any slow-call threshold."""
+        policy = load_policy({"client": {"message.timeout.ms": 0}, "defaults": {"slow_call": {"threshold_ms": 10**7}}})
+        assert policy.defaults.slow_call.threshold_ms == 10**7
+
     def test_slow_threshold_above_message_timeout(self, tmp_path: Path) -> None:
         """A topic's slow-call threshold at or above message.timeout.ms is reported at the topic's key."""
         path = write(

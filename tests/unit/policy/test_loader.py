@@ -59,14 +59,6 @@ class TestValidPolicies:
         assert policy.defaults.breaker.max_retry_interval_ms == 8000
         assert policy.sources == (str(base), str(prod))
 
-    def test_client_is_a_fresh_copy(self) -> None:
-        """Mutating the returned client dict changes neither the policy nor the caller's mapping."""
-        given = {"client": {"bootstrap.servers": "h:9092"}}
-        policy = load_policy(given, env={})
-        policy.client["bootstrap.servers"] = "other"
-        given["client"]["bootstrap.servers"] = "changed"
-        assert policy.client == {"bootstrap.servers": "h:9092"}
-
     def test_x_keys_hold_anchors(self, tmp_path: Path) -> None:
         """Top-level x-* keys are ignored, so they can hold anchors merged into topics."""
         path = write(
@@ -80,16 +72,6 @@ class TestValidPolicies:
         payments = load_policy(path, env={}).for_topic("payments")
         assert (payments.keyed_policy, payments.hold.max_messages) == ("fail", 5)
 
-    def test_slow_threshold_checked_against_message_timeout_alias(self) -> None:
-        """delivery.timeout.ms (librdkafka's alias) lowers the ceiling of slow_call.threshold_ms too."""
-        issues = issues_of({"client": {"delivery.timeout.ms": "800"}})
-        issue = issue_at(issues, "defaults.slow_call.threshold_ms")
-        assert "delivery.timeout.ms = 800" in issue.expected
-
-    def test_zero_message_timeout_means_no_ceiling(self) -> None:
-        """message.timeout.ms 0 (infinite in librdkafka) accepts any slow-call threshold."""
-        policy = load_policy({"client": {"message.timeout.ms": 0}, "defaults": {"slow_call": {"threshold_ms": 10**7}}})
-        assert policy.defaults.slow_call.threshold_ms == 10**7
 
 
 class TestBadInput:

@@ -1,4 +1,4 @@
-"""Policy -> runtime values (mutepro.policy.runtime): units converted once, built once per policy."""
+"""Policy -> runtime values (mutepro.policy.runtime); the one client-vs-policy rule: test_checks.py."""
 
 from __future__ import annotations
 
@@ -30,4 +30,3 @@ class TestTopicRuntime:
         """The same policy object gives the same runtime object."""
         policy = TopicPolicy()
         assert runtime_of(policy) is runtime_of(policy)
-

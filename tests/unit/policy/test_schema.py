@@ -1,4 +1,5 @@
-"""The schema models: defaults as documented, frozen, strict, cross-field rules usable from code."""
+"""The schema models: defaults as documented, frozen, strict, cross-field rules usable from code (what is generated
+from them: test_schema_export.py)."""
 
 from __future__ import annotations
 

@@ -1,29 +1,15 @@
-"""The policy schema exported (mutepro.policy.schema_export): the JSON schema editors read, and the configuration
-reference in the docs, generated from the same models so neither can drift from the code."""
+"""What is generated from the policy schema (mutepro.policy.schema_export): the JSON Schema editors validate policy
+files with, and the configuration reference the docs are built from."""
 
 from __future__ import annotations
 
-from mutepro.policy.schema import TopicPolicy
-from mutepro.policy.schema_export import json_schema
-
-
-class TestJsonSchema:
-    def test_a_draft_2020_12_schema_of_the_policy_file(self) -> None:
-        schema = json_schema()
-        assert schema["$schema"] == "https://json-schema.org/draft/2020-12/schema"
-        assert {"defaults", "topics", "client", "state"} <= set(schema["properties"])
-        assert schema["properties"]["topics"]["additionalProperties"] == {"$ref": "#/$defs/TopicPolicy"}
-        assert "threshold_ms" in schema["$defs"]["SlowCallConfig"]["properties"]
-
-    def test_anchor_keys_are_allowed_at_the_top(self) -> None:
-        assert json_schema()["patternProperties"] == {"^x-": {}}
+from mutepro.policy import TopicPolicy
+from mutepro.policy.schema_export import SCHEMA_ID, json_schema, reference_markdown
 
 
 class TestReferenceMarkdown:
     def test_every_setting_is_in_the_generated_reference(self) -> None:
         """The docs' configuration page lists every leaf key of a topic policy, with its real default."""
-        from mutepro.policy.schema_export import reference_markdown
-
         text = reference_markdown()
 
         def leaves(model: object, prefix: str = "") -> list[str]:
@@ -40,3 +26,29 @@ class TestReferenceMarkdown:
         assert missing == []
         assert "| `slow_call.window.type` | `Literal['count', 'time']` | `time` |" in text  # the section's own default
         assert "| `breaker.retry_interval_ms` | `int` | `1000` |" in text
+
+
+class TestJsonSchema:
+    def test_topics_entries_are_topic_policies_and_x_keys_are_allowed(self) -> None:
+        schema = json_schema()
+        assert schema["$id"] == SCHEMA_ID and schema["$schema"].endswith("/2020-12/schema")
+        assert schema["properties"]["topics"]["additionalProperties"] == {"$ref": "#/$defs/TopicPolicy"}
+        assert schema["patternProperties"] == {"^x-": {}}
+        assert set(TopicPolicy.model_fields) <= set(schema["$defs"]["TopicPolicy"]["properties"])
+
+    def test_a_new_schema_each_call(self) -> None:
+        """Callers may edit what they get: the next call is not affected."""
+        first = json_schema()
+        first["title"] = "changed"
+        assert json_schema()["title"] == "mutepro policy"
+
+    def test_editors_accept_a_valid_policy_and_flag_a_typo(self) -> None:
+        """Checked with the jsonschema validator an editor's YAML extension applies (a dev dependency)."""
+        import jsonschema
+
+        validator = jsonschema.Draft202012Validator(json_schema())
+        good = {"client": {"bootstrap.servers": "127.0.0.1:9092"}, "x-common": {"a": 1},
+                "defaults": {"keyed_policy": "hold"}, "topics": {"orders": {"slow_call": {"threshold_ms": 500}}}}
+        assert list(validator.iter_errors(good)) == []
+        bad = {"topics": {"orders": {"keyed_policy": "rerout"}}}
+        assert [list(e.absolute_path) for e in validator.iter_errors(bad)] == [["topics", "orders", "keyed_policy"]]

@@ -1,8 +1,7 @@
-"""Topic entries: exact names win, then patterns in file order; Policy.for_topic resolves and caches."""
+"""Topic entries: exact names win, then patterns in file order (Policy.for_topic: test_effective.py)."""
 
 from __future__ import annotations
 
-from mutepro.policy import load_policy
 from mutepro.policy.source import read_text
 from mutepro.policy.topics import build_rules, rule_kind, select_rule
 
@@ -27,27 +26,7 @@ class TestRules:
         assert select_rule(build_rules(["re:orders"]), "orders-eu") is None
 
 
-class TestForTopic:
-    def test_resolution(self) -> None:
-        """for_topic gives the exact entry, else the first pattern, else defaults."""
-        policy = load_policy(
-            {
-                "defaults": {"keyed_policy": "reroute"},
-                "topics": {"metrics.*": {"keyed_policy": "ignore"}, "metrics.cpu": {"keyed_policy": "fail"}},
-            },
-            env={},
-        )
-        assert policy.for_topic("metrics.cpu").keyed_policy == "fail"
-        assert policy.for_topic("metrics.mem").keyed_policy == "ignore"
-        assert policy.for_topic("orders") is policy.defaults
-        assert policy.rule_for("metrics.mem") == "metrics.*"
-        assert policy.rule_for("orders") is None
-
-    def test_cached(self) -> None:
-        """The same topic returns the same TopicPolicy object."""
-        policy = load_policy({"topics": {"o*": {"keyed_policy": "hold"}}}, env={})
-        assert policy.for_topic("orders") is policy.for_topic("orders")
-
+class TestTopicKeys:
     def test_numeric_topic_key_stays_text(self) -> None:
         """A YAML key like 2024 names topic '2024'."""
         source, issues = read_text("topics:\n  2024: {keyed_policy: hold}\n", "t.yaml")

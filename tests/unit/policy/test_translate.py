@@ -1,14 +1,16 @@
-"""Pydantic's validation errors in the policy's own words (mutepro.policy.translate): the key path, what was
-expected and what was found, and the near key or choice for a misspelt one."""
+"""Pydantic's errors as a user reads them (mutepro.policy.translate): the key path, what was expected and what was
+found, a "did you mean" for an unknown key or choice, and the section a misplaced key belongs in."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from mutepro.policy.schema import BreakerConfig, PolicyDocument, SlowCallConfig, TopicPolicy
+from mutepro.policy.translate import model_at
 from tests.unit._policy_helpers import issue_at, issues_of, write
 
 
-class TestTranslated:
+class TestIssues:
     def test_unknown_key_suggests_the_near_one(self, tmp_path: Path) -> None:
         """A misspelt key is an error at its line with a did-you-mean."""
         path = write(
@@ -93,3 +95,17 @@ class TestTranslated:
         assert issue.line == 3
         assert issue.expected == "one of 'reroute', 'hold', 'fail', 'ignore'"
         assert "did you mean 'reroute'?" in issue.message
+
+
+
+class TestModelAt:
+    def test_the_model_validating_a_nested_mapping(self) -> None:
+        assert model_at(PolicyDocument, ()) is PolicyDocument
+        assert model_at(PolicyDocument, ("defaults",)) is TopicPolicy
+        assert model_at(PolicyDocument, ("defaults", "slow_call")) is SlowCallConfig
+        assert model_at(TopicPolicy, ("breaker",)) is BreakerConfig
+
+    def test_none_below_a_value_or_an_unknown_key(self) -> None:
+        assert model_at(PolicyDocument, ("defaults", "slow_call", "threshold_ms")) is None
+        assert model_at(PolicyDocument, ("nope",)) is None
+        assert model_at(PolicyDocument, ("topics",)) is None  # a dict of topic policies, not one model

@@ -1,145 +1,154 @@
-"""confluent_kafka.Producer's edges as MuteProducer reproduces them (mutepro.producer.compat): argument checks with
-the real client's exception types and texts, the config copy, the slow-call rule adapted to the message timeout,
-``produce_batch``'s validation, and the lost ``KeyboardInterrupt`` of Python < 3.12."""
+"""confluent_kafka.Producer's edges as MuteProducer reproduces them (mutepro.producer.compat): the constructor's
+config arguments, poll/produce argument checks, produce_batch's validation and error reports, the slow-call rule
+adapted to the message timeout, and Ctrl-C inside a librdkafka callback turned back into KeyboardInterrupt.
+(Compared against the real client itself: tests/unit/test_dropin.py.)"""
 
 from __future__ import annotations
 
 import logging
+import sys
 from typing import Any
 
 import pytest
-from confluent_kafka import KafkaError
+from confluent_kafka import KafkaError, KafkaException
 
-from mutepro.policy.effective import Policy
 from mutepro.policy.loader import load_policy
-from mutepro.policy.schema import SlowCallConfig, TopicPolicy
+from mutepro.policy.schema import TopicPolicy
 from mutepro.producer import compat
 
 
-class TestArguments:
-    @pytest.mark.parametrize("timeout", [None, "1", [1]])
-    def test_a_timeout_must_be_a_real_number(self, timeout: Any) -> None:
-        with pytest.raises(TypeError, match="must be real number, not"):
+class TestConfigFromArgs:
+    def test_keywords_override_the_dict_which_is_not_touched(self) -> None:
+        """Producer(conf, key=value): a new dict, the keyword winning; the caller's dict unchanged."""
+        conf = {"bootstrap.servers": "a:1", "linger.ms": 5}
+        merged = compat.config_from_args(conf, {"linger.ms": 50})
+        assert merged == {"bootstrap.servers": "a:1", "linger.ms": 50}
+        assert conf["linger.ms"] == 5 and merged is not conf
+
+    def test_keywords_alone_are_the_config(self) -> None:
+        assert compat.config_from_args(None, {"bootstrap.servers": "a:1"}) == {"bootstrap.servers": "a:1"}
+
+    @pytest.mark.parametrize(("config", "match"), [(None, "expected configuration dict$"), ("x", "got str")])
+    def test_no_config_or_not_a_mapping_is_a_type_error(self, config: Any, match: str) -> None:
+        with pytest.raises(TypeError, match=match):
+            compat.config_from_args(config, {})
+
+
+class TestArgumentChecks:
+    @pytest.mark.parametrize("timeout", [0, 1.5, -1])
+    def test_real_numbers_are_timeouts(self, timeout: float) -> None:
+        compat.check_timeout(timeout)
+
+    @pytest.mark.parametrize(("timeout", "name"), [(None, "NoneType"), ("1", "str")])
+    def test_anything_else_is_the_plain_clients_type_error(self, timeout: object, name: str) -> None:
+        with pytest.raises(TypeError, match=f"must be real number, not {name}"):
             compat.check_timeout(timeout)
 
-    def test_numbers_are_timeouts(self) -> None:
-        for timeout in (0, 1.5, -1):
-            compat.check_timeout(timeout)
-
-    def test_a_partition_must_be_an_integer(self) -> None:
-        with pytest.raises(TypeError, match="'NoneType' object cannot be interpreted as an integer"):
-            compat.check_partition(None)
+    def test_partition_must_be_an_integer(self) -> None:
         compat.check_partition(-1)
+        with pytest.raises(TypeError, match="'str' object cannot be interpreted as an integer"):
+            compat.check_partition("1")
 
-    def test_the_closed_error_is_the_real_clients(self) -> None:
-        assert str(compat.closed_error()) == "Producer has been closed"
-
-
-class TestConfig:
-    def test_a_copy_with_keywords_overriding(self) -> None:
-        given = {"bootstrap.servers": "a", "acks": 1}
-        conf = compat.config_from_args(given, {"acks": "all"})
-        assert conf == {"bootstrap.servers": "a", "acks": "all"} and given["acks"] == 1
-
-    def test_keywords_alone(self) -> None:
-        assert compat.config_from_args(None, {"bootstrap.servers": "a"}) == {"bootstrap.servers": "a"}
-
-    def test_nothing_or_not_a_dict_is_the_real_clients_type_error(self) -> None:
-        with pytest.raises(TypeError, match="expected configuration dict"):
-            compat.config_from_args(None, {})
-        with pytest.raises(TypeError, match="expected configuration dict, got list"):
-            compat.config_from_args([], {})
-
-    def test_the_message_timeout_and_its_alias(self) -> None:
-        assert compat.message_timeout_ms({"message.timeout.ms": 1234}) == 1234
-        assert compat.message_timeout_ms({"delivery.timeout.ms": 4321}) == 4321
+    def test_closed_error_says_what_the_real_client_says(self) -> None:
+        err = compat.closed_error()
+        assert isinstance(err, RuntimeError) and str(err) == compat.CLOSED == "Producer has been closed"
 
 
-class TestSlowCallAdapted:
-    def test_a_threshold_not_below_the_timeout_turns_the_rule_off_and_says_so(
-        self, caplog: pytest.LogCaptureFixture
-    ) -> None:
-        policy = TopicPolicy(slow_call=SlowCallConfig(threshold_ms=5000))
-        with caplog.at_level(logging.WARNING, logger="mutepro.producer"):
-            adapted = compat.adapt_slow_call(policy, 5000)
-        assert isinstance(adapted, TopicPolicy) and not adapted.slow_call.enabled
-        assert policy.slow_call.enabled  # the caller's policy is not changed
-        assert "slow_call disabled" in caplog.text
+class TestValidateBatch:
+    def test_each_message_takes_the_batch_partition_and_callback_unless_it_has_its_own(self) -> None:
+        def batch_cb(err: Any, msg: Any) -> None: ...
 
-    def test_a_reachable_threshold_or_no_timeout_keeps_the_policy(self) -> None:
-        policy = TopicPolicy(slow_call=SlowCallConfig(threshold_ms=5000))
-        assert compat.adapt_slow_call(policy, 5001) is policy
-        assert compat.adapt_slow_call(policy, 0) is policy
-
-    def test_each_topic_of_a_policy_is_adapted_on_its_own(self) -> None:
-        policy = load_policy({"defaults": {"slow_call": {"threshold_ms": 1000}},
-                              "topics": {"slow": {"slow_call": {"threshold_ms": 9000}}}})  # fmt: skip
-        adapted = compat.adapt_slow_call(policy, 5000)
-        assert isinstance(adapted, Policy)
-        assert adapted.for_topic("other").slow_call.enabled and not adapted.for_topic("slow").slow_call.enabled
-
-
-class TestBatch:
-    def test_valid_messages_take_the_batch_partition_and_callback_unless_their_own(self) -> None:
-        def cb(*_: Any) -> None:
-            pass
-
-        def own(*_: Any) -> None:
-            pass
+        def own_cb(err: Any, msg: Any) -> None: ...
 
         batch = compat.validate_batch(
-            [{"value": b"a"}, {"value": "b", "key": b"k", "partition": 2, "callback": own, "headers": [("h", b"v")]}],
-            partition=1, callback=cb,
+            [{"value": b"a"}, {"value": "b", "key": b"k", "partition": 3, "callback": own_cb,
+                               "headers": [("h", b"v")]}],
+            partition=-1, callback=batch_cb,
         )
-        assert [(m.value, m.key, m.partition, m.callback) for m in batch] == [(b"a", None, 1, cb), ("b", b"k", 2, own)]
+        assert [(m.value, m.key, m.partition, m.callback) for m in batch] == [
+            (b"a", None, -1, batch_cb), ("b", b"k", 3, own_cb)
+        ]
 
-    @pytest.mark.parametrize(("messages", "error", "text"), [
-        ("x", TypeError, "messages must be a list"),
-        (["x"], TypeError, "Message at index 0 must be a dict"),
+    @pytest.mark.parametrize(("messages", "error", "match"), [
+        ("notalist", TypeError, "messages must be a list"),
+        ([{"value": b"ok"}, "x"], TypeError, "Message at index 1 must be a dict"),
         ([{"value": 1}], TypeError, "Message value at index 0 must be bytes or str"),
-        ([{"value": b"a"}, {"key": 1}], TypeError, "Message key at index 1 must be bytes or str"),
-        ([{"partition": "0"}], TypeError, "Message partition at index 0 must be int"),
-        ([{"timestamp": 1}], NotImplementedError, "Message timestamps are not currently supported in batch mode"),
-        ([{"headers": [("h",)]}], ValueError, "Invalid headers at index 0"),
-        ([{"headers": {1: b"v"}}], ValueError, "Invalid headers at index 0"),
+        ([{"key": 1}], TypeError, "Message key at index 0 must be bytes or str"),
+        ([{"partition": "1"}], TypeError, "Message partition at index 0 must be int"),
+        ([{"timestamp": 1}], NotImplementedError, "not currently supported in batch mode"),
+        ([{"headers": "h"}], ValueError, "Invalid headers at index 0"),
+        ([{"headers": [(1, b"v")]}], ValueError, "Invalid headers at index 0"),
+        ([{"headers": {"h": 3}}], ValueError, "Invalid headers at index 0"),
     ])
-    def test_a_bad_message_rejects_the_whole_batch_as_the_real_client(
-        self, messages: Any, error: type[Exception], text: str
-    ) -> None:
-        with pytest.raises(error, match=text):
-            compat.validate_batch(messages, partition=-1, callback=None)
+    def test_a_bad_message_rejects_the_whole_batch(self, messages: Any, error: type[Exception], match: str) -> None:
+        with pytest.raises(error, match=match):
+            compat.validate_batch(messages, -1, None)
 
-    def test_the_error_set_on_a_rejected_message(self) -> None:
+
+class TestErrorCodes:
+    def test_batch_error_is_a_kafka_error_naming_the_failure(self) -> None:
         err = compat.batch_error(KafkaError._QUEUE_FULL)
-        assert err.code() == KafkaError._QUEUE_FULL and err.str().startswith("Message failed: ")
+        assert err.code() == KafkaError._QUEUE_FULL
+        assert err.str().startswith("Message failed: ")
 
-    def test_error_codes_of_what_produce_raised(self) -> None:
-        assert compat.error_code(BufferError("full")) == KafkaError._QUEUE_FULL
-        assert compat.error_code(Exception(KafkaError(KafkaError.MSG_SIZE_TOO_LARGE))) == (
+    def test_error_code_of_what_produce_raised(self) -> None:
+        """BufferError is a full queue; a KafkaException carries its code; anything else is an invalid argument."""
+        assert compat.error_code(BufferError()) == KafkaError._QUEUE_FULL
+        assert compat.error_code(KafkaException(KafkaError(KafkaError.MSG_SIZE_TOO_LARGE))) == (
             KafkaError.MSG_SIZE_TOO_LARGE
         )
         assert compat.error_code(TypeError("bad")) == KafkaError._INVALID_ARG
 
 
-class TestLostInterrupt:
-    def test_the_lost_exception_becomes_keyboard_interrupt(self) -> None:
-        lost = SystemError("<built-in method poll> returned NULL without setting an exception")
-        with pytest.raises(KeyboardInterrupt) as caught:
-            compat.reraise_lost_interrupt(lost)
-        assert caught.value.__cause__ is lost
+class TestAdaptSlowCall:
+    def test_the_alias_is_read_like_config_check(self) -> None:
+        assert compat.message_timeout_ms({"delivery.timeout.ms": 700}) == 700
 
-    def test_any_other_error_is_raised_as_it_is(self) -> None:
-        other = SystemError("something else")
-        with pytest.raises(SystemError, match="something else"):
-            compat.reraise_lost_interrupt(other)
+    def test_a_topic_policy_within_reach_is_returned_as_is(self) -> None:
+        policy = TopicPolicy()
+        assert compat.adapt_slow_call(policy, 5000) is policy
+        assert compat.adapt_slow_call(policy, 0) is policy
 
-    def test_a_wrapped_method_surfaces_it(self) -> None:
+    def test_only_the_policy_topics_out_of_reach_lose_the_rule_and_it_is_said_once(
+        self, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        """Timeout 3000 ms: the defaults' 1000 ms threshold stays, the topic's 4000 ms one is turned off."""
+        policy = load_policy({"topics": {"slow": {"slow_call": {"threshold_ms": 4000}}}})
+        with caplog.at_level(logging.WARNING, logger="mutepro.producer"):
+            adapted = compat.adapt_slow_call(policy, 3000)
+        assert not isinstance(adapted, TopicPolicy)
+        assert adapted.for_topic("slow").slow_call.enabled is False
+        assert adapted.defaults.slow_call.enabled is True
+        assert policy.for_topic("slow").slow_call.enabled is True  # the given policy is not changed
+        assert [r.message.count("slow_call disabled") for r in caplog.records] == [1]
+
+    def test_a_policy_within_reach_everywhere_is_returned_as_is(self) -> None:
+        policy = load_policy({"topics": {"t": {"slow_call": {"threshold_ms": 200}}}})
+        assert compat.adapt_slow_call(policy, 3000) is policy
+
+
+class TestLostInterrupts:
+    def test_only_the_lost_exception_error_is_converted(self) -> None:
+        """The wrapper turns exactly confluent-kafka's lost-exception SystemError into KeyboardInterrupt."""
+
         @compat.surfaces_interrupts
-        def poll() -> int:
-            raise SystemError("poll returned NULL without setting an exception")
+        def lost() -> None:
+            raise SystemError("<method 'poll' of 'cimpl.Producer' objects> returned NULL without setting an exception")
 
-        import sys
+        @compat.surfaces_interrupts
+        def other() -> None:
+            raise SystemError("something else")
 
-        expected: type[BaseException] = SystemError if sys.version_info >= (3, 12) else KeyboardInterrupt
-        with pytest.raises(expected):
-            poll()
+        if sys.version_info < (3, 12):
+            with pytest.raises(KeyboardInterrupt):
+                lost()
+        with pytest.raises(SystemError, match="something else"):
+            other()
+
+    def test_the_converter_turns_only_the_lost_exception_error(self) -> None:
+        """compat.reraise_lost_interrupt: the lost-exception SystemError becomes KeyboardInterrupt; others stay."""
+        lost = SystemError("<method 'poll' of 'cimpl.Producer' objects> returned NULL without setting an exception")
+        with pytest.raises(KeyboardInterrupt):
+            compat.reraise_lost_interrupt(lost)
+        with pytest.raises(SystemError, match="else"):
+            compat.reraise_lost_interrupt(SystemError("else"))

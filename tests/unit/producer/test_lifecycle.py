@@ -1,61 +1,72 @@
-"""flush(), len() and close() of a MuteProducer (mutepro.producer.lifecycle), on the fake librdkafka client:
-what len() counts, flush's return as the real client's, and close() purging what is left with a warning."""
+"""The end of a MuteProducer's life (mutepro.producer.lifecycle): flush() waits for every report and callback,
+len() counts what is not yet handled, close() delivers, purges what is left after its timeout and closes."""
 
 from __future__ import annotations
 
 import pytest
 from confluent_kafka import KafkaError
 
-from tests.unit._producer_fakes import TOPIC, Harness
+from tests.unit._producer_fakes import TOPIC, Harness, keys_by_home
 
 
-class TestLen:
-    def test_counts_outstanding_messages_and_callbacks_not_yet_run(self) -> None:
+class TestFlushAndClose:
+    def test_flush_waits_for_the_reports_and_runs_the_callbacks(self) -> None:
+        """flush(timeout) returns what is still outstanding; once reports arrive, 0 and every callback ran."""
         h = Harness()
-        h.produce(b"a", partition=0)
-        h.produce(b"b", partition=1)
-        assert len(h.producer) == 2
-        h.fake.deliver(TOPIC, 0)
-        h.producer._inner.poll(0)  # the report arrived; its callback has not run yet (no application poll)
-        assert len(h.producer) == 2
-        h.producer.poll(0)
-        assert len(h.producer) == 1
-
-
-class TestFlush:
-    def test_returns_what_is_left_when_the_timeout_runs_out(self) -> None:
-        h = Harness()
-        h.produce(b"a", partition=0)
-        assert h.producer.flush(0) == 1
+        for i in range(5):
+            h.produce(f"{i}".encode())
+        assert len(h.producer) == 5 and h.producer.flush(0.01) == 5 and h.reports == []
         h.fake.deliver()
-        assert h.producer.flush(0) == 0
-        assert [code for code, _ in h.reports] == [None]
+        assert h.producer.flush(1) == 0 and len(h.reports) == 5 and len(h.producer) == 0
+        assert h.producer.counters.delivered == 5
+        h.close()
 
-    def test_a_timeout_that_is_not_a_number_is_the_real_clients_type_error(self) -> None:
-        with pytest.raises(TypeError, match="must be real number, not NoneType"):
-            Harness().producer.flush(None)  # type: ignore[arg-type]
+    def test_len_counts_held_messages(self) -> None:
+        """len() = outstanding in librdkafka + held + callbacks not yet run."""
+        h = Harness(keyed_policy="hold")
+        key = next(k for k, p in keys_by_home(h) if p == 1)
+        h.producer.mute_manager.mute(TOPIC, 1)
+        h.produce(b"held", key)
+        h.produce(b"free")
+        assert len(h.producer) == 2 and h.producer.held() == 1
+        h.close()
 
-
-class TestClose:
-    def test_what_is_left_is_purged_its_callbacks_run_and_a_warning_says_how_many(self) -> None:
+    def test_close_purges_what_is_left_and_closes_the_inner_producer(self) -> None:
+        """close(timeout) with undelivered messages: purged (callbacks see _PURGE_QUEUE), a RuntimeWarning, the
+        inner producer closed; afterwards produce() raises the real client's RuntimeError and len() is 0."""
         h = Harness()
-        h.produce(b"a", partition=0)
-        h.produce(b"b", partition=1)
-        with pytest.warns(RuntimeWarning, match="2 messages still undelivered"):
+        h.produce(b"stuck")
+        with pytest.warns(RuntimeWarning, match="1 messages still undelivered"):
             assert h.producer.close(0.01) is True
-        assert sorted(code for code, _ in h.reports) == [KafkaError._PURGE_QUEUE] * 2
+        assert h.fake.closed and [c for c, _ in h.reports] == [KafkaError._PURGE_QUEUE]
+        with pytest.raises(RuntimeError, match="closed"):
+            h.produce(b"late")
         assert len(h.producer) == 0
 
-    def test_closed_calls_raise_as_the_real_client_and_a_second_close_is_true(self) -> None:
+    def test_close_after_delivery_is_silent(self) -> None:
+        """Everything delivered: close() returns True with no warning and no purge."""
         h = Harness()
-        h.close()
-        for call in (lambda: h.producer.flush(0), lambda: h.producer.poll(0), lambda: h.produce(b"x")):
-            with pytest.raises(RuntimeError, match="Producer has been closed"):
-                call()
-        assert h.producer.close() is True
-
-    @pytest.mark.parametrize("args", [(True,), ("x",), (1, 2)])
-    def test_any_arguments_are_accepted_as_by_the_real_client(self, args: tuple[object, ...]) -> None:
-        h = Harness()
+        h.produce(b"x")
         h.fake.deliver()
-        assert h.producer.close(*args) is True
+        assert h.producer.close(1) is True and h.fake.purges == [] and len(h.reports) == 1
+
+    def test_close_twice_and_flush_after_close(self) -> None:
+        """A second close() returns True again; flush() afterwards raises the real client's RuntimeError."""
+        h = Harness()
+        assert h.producer.close(0.01) is True and h.producer.close(0.01) is True
+        with pytest.raises(RuntimeError, match="Producer has been closed"):
+            h.producer.flush(0)
+
+    def test_close_ignores_arguments_the_real_client_ignores(self) -> None:
+        """close("x", foo=1): the timeout is not a number, so close waits for every message as the real one does
+        (here they are delivered: nothing purged)."""
+        h = Harness()
+        h.produce(b"x")
+        h.fake.deliver()
+        assert h.producer.close("x", foo=1) is True and h.fake.purges == [] and len(h.reports) == 1
+
+    def test_flush_checks_its_timeout_like_the_real_client(self) -> None:
+        h = Harness()
+        with pytest.raises(TypeError, match="must be real number, not NoneType"):
+            h.producer.flush(None)  # type: ignore[arg-type]
+        h.close()

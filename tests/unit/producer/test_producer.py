@@ -1,57 +1,11 @@
-"""MuteProducer's confluent-kafka API on a fake inner producer: flush, close, len, and the wiring of the
-injectable inner producer and clock."""
+"""MuteProducer's confluent-kafka API on a fake inner producer: the wiring of the injectable inner producer and
+clock, and the one per-message path (flush, close, len: test_lifecycle.py)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import pytest
-from confluent_kafka import KafkaError
 
-from tests.unit._producer_fakes import CONF, TOPIC, Harness, keys_by_home
-
-
-class TestFlushAndClose:
-    def test_flush_waits_for_the_reports_and_runs_the_callbacks(self) -> None:
-        """flush(timeout) returns what is still outstanding; once reports arrive, 0 and every callback ran."""
-        h = Harness()
-        for i in range(5):
-            h.produce(f"{i}".encode())
-        assert len(h.producer) == 5 and h.producer.flush(0.01) == 5 and h.reports == []
-        h.fake.deliver()
-        assert h.producer.flush(1) == 0 and len(h.reports) == 5 and len(h.producer) == 0
-        assert h.producer.counters.delivered == 5
-        h.close()
-
-    def test_len_counts_held_messages(self) -> None:
-        """len() = outstanding in librdkafka + held + callbacks not yet run."""
-        h = Harness(keyed_policy="hold")
-        key = next(k for k, p in keys_by_home(h) if p == 1)
-        h.producer.mute_manager.mute(TOPIC, 1)
-        h.produce(b"held", key)
-        h.produce(b"free")
-        assert len(h.producer) == 2 and h.producer.held() == 1
-        h.close()
-
-    def test_close_purges_what_is_left_and_closes_the_inner_producer(self) -> None:
-        """close(timeout) with undelivered messages: purged (callbacks see _PURGE_QUEUE), a RuntimeWarning, the
-        inner producer closed; afterwards produce() raises the real client's RuntimeError and len() is 0."""
-        h = Harness()
-        h.produce(b"stuck")
-        with pytest.warns(RuntimeWarning, match="1 messages still undelivered"):
-            assert h.producer.close(0.01) is True
-        assert h.fake.closed and [c for c, _ in h.reports] == [KafkaError._PURGE_QUEUE]
-        with pytest.raises(RuntimeError, match="closed"):
-            h.produce(b"late")
-        assert len(h.producer) == 0
-
-    def test_close_after_delivery_is_silent(self) -> None:
-        """Everything delivered: close() returns True with no warning and no purge."""
-        h = Harness()
-        h.produce(b"x")
-        h.fake.deliver()
-        assert h.producer.close(1) is True and h.fake.purges == [] and len(h.reports) == 1
+from tests.unit._producer_fakes import CONF, TOPIC, Harness
 
 
 def test_the_inner_producer_gets_mutepros_callbacks_and_not_the_applications() -> None:
@@ -90,16 +44,3 @@ class TestOnePath:
 
         with pytest.raises(ConfigError, match="no longer has a pure-Python path"):
             MuteProducer(CONF, accelerate=value, _threads=False)
-
-    def test_a_missing_extension_is_an_import_error_naming_the_fix(self) -> None:
-        """``from mutepro import MuteProducer`` without ``_fastpath`` (a source install without a compiler):
-        ExtensionMissing, a MuteproError and an ImportError, saying to install the wheel or a C compiler."""
-        script = (
-            "import sys; sys.modules['mutepro.producer._fastpath'] = None\n"
-            "try:\n    from mutepro import MuteProducer\nexcept ImportError as e:\n"
-            "    from mutepro.errors import ExtensionMissing, MuteproError\n"
-            "    assert isinstance(e, ExtensionMissing) and isinstance(e, MuteproError), type(e)\n"
-            "    print(e)\n"
-        )
-        out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True)
-        assert "wheel" in out.stdout and "C compiler" in out.stdout, out.stdout + out.stderr

@@ -1,79 +1,63 @@
-"""Delivery reports the C reporter hands over (mutepro.producer.reports.ReportHandler), through a MuteProducer on
-the fake librdkafka client: what each final report counts for its partition's detectors, how a probe's report
-answers the breaker, and what reaches the application's callback."""
+"""Delivery reports that reach Python (mutepro.producer.reports): a failure counted against its partition or not
+(the broker's fault or the message's own), the application's callback queued with the error, and success reports
+kept from it under ``delivery.report.only.error``."""
 
 from __future__ import annotations
 
 from confluent_kafka import KafkaError
 
-from mutepro.mute.events import MuteEventKind
 from tests.unit._producer_fakes import TOPIC, Harness
 
 
-def failed_tally(h: Harness, partition: int) -> int:
-    tally = h.producer._tracker.topics[TOPIC]
-    return int(tally.failed[partition])
+def _failed_on(h: Harness, partition: int) -> int:
+    return int(h.producer._core.tracker.topics[TOPIC].failed[partition])
 
 
-class TestFailures:
-    def test_a_partitions_fault_counts_against_it_and_reaches_the_callback(self) -> None:
+class TestReportHandler:
+    def test_a_broker_failure_counts_against_its_partition(self) -> None:
         h = Harness()
-        h.produce(b"x", partition=2)
-        h.fake.fail(TOPIC, 2, KafkaError.REQUEST_TIMED_OUT)
-        h.producer.poll(0)
-        assert failed_tally(h, 2) == 1
-        assert [(code, m.partition()) for code, m in h.reports] == [(KafkaError.REQUEST_TIMED_OUT, 2)]
-        assert h.producer.counters.failed == 1
-
-    def test_the_messages_own_error_counts_against_nothing(self) -> None:
-        """Too large: the broker answered; nothing is judged against the partition, the application is told."""
-        h = Harness()
-        h.produce(b"x", partition=2)
-        h.fake.fail(TOPIC, 2, KafkaError.MSG_SIZE_TOO_LARGE)
-        h.producer.poll(0)
-        assert failed_tally(h, 2) == 0
-        assert [code for code, _ in h.reports] == [KafkaError.MSG_SIZE_TOO_LARGE]
-
-    def test_only_errors_skips_successes_but_not_failures(self) -> None:
-        h = Harness(conf={"delivery.report.only.error": True})
-        h.produce(b"ok", partition=1)
-        h.produce(b"bad", partition=2)
-        h.fake.deliver(TOPIC, 1)
-        h.fake.fail(TOPIC, 2, KafkaError.REQUEST_TIMED_OUT)
-        h.producer.poll(0)
-        assert [code for code, _ in h.reports] == [KafkaError.REQUEST_TIMED_OUT]
-
-
-class TestProbes:
-    def _half_open(self, h: Harness, partition: int) -> None:
         h.warm()
-        h.trip(partition)
-        h.fake.deliver()
-        h.producer.poll(0)
-        h.tick(1.1)  # the 1 s retry interval passed: half-open
-        assert partition in h.producer.mute_manager.probes.probing(TOPIC)
-
-    def test_a_delivered_probe_unmutes(self) -> None:
-        """Unkeyed messages: one is sent to the half-open partition as its probe; delivered, it closes it."""
-        h = Harness()
-        self._half_open(h, 1)
-        for i in range(8):
-            h.produce(f"m{i}".encode())
-        assert h.values(1), "one unkeyed message went to the half-open partition as a probe"
-        h.fake.deliver()
-        h.producer.poll(0)
-        h.tick()
-        assert not h.producer.mute_manager.is_muted(TOPIC, 1)
-        assert [e.kind for e in h.producer.mute_manager.events if e.partition == 1][-1] == MuteEventKind.UNMUTE
-
-    def test_a_failed_probe_mutes_again(self) -> None:
-        h = Harness()
-        self._half_open(h, 1)
-        for i in range(8):
-            h.produce(f"m{i}".encode())
-        assert h.values(1)
+        h.producer.produce(TOPIC, b"v", partition=1, on_delivery=h.callback)
         h.fake.fail(TOPIC, 1, KafkaError.REQUEST_TIMED_OUT)
         h.producer.poll(0)
-        h.tick()
-        assert h.producer.mute_manager.is_muted(TOPIC, 1)
-        assert [e.kind for e in h.producer.mute_manager.events if e.partition == 1][-1] == MuteEventKind.REMUTE
+        assert [c for c, _ in h.reports] == [KafkaError.REQUEST_TIMED_OUT]
+        assert _failed_on(h, 1) == 1 and _failed_on(h, 2) == 0
+        assert h.producer.counters.failed == 1
+        h.close()
+
+    def test_the_messages_own_error_is_not_held_against_the_partition(self) -> None:
+        """MSG_SIZE_TOO_LARGE: the broker answered; the callback sees the error, the partition's tally does not."""
+        h = Harness()
+        h.warm()
+        h.producer.produce(TOPIC, b"v", partition=1, on_delivery=h.callback)
+        h.fake.fail(TOPIC, 1, KafkaError.MSG_SIZE_TOO_LARGE)
+        h.producer.poll(0)
+        assert [c for c, _ in h.reports] == [KafkaError.MSG_SIZE_TOO_LARGE]
+        assert _failed_on(h, 1) == 0 and h.producer.counters.failed == 1
+        h.close()
+
+    def test_only_errors_reach_the_callback_under_delivery_report_only_error(self) -> None:
+        h = Harness(conf={"delivery.report.only.error": True})
+        h.producer.produce(TOPIC, b"ok", partition=0, on_delivery=h.callback)
+        h.producer.produce(TOPIC, b"bad", partition=1, on_delivery=h.callback)
+        h.fake.deliver(TOPIC, 0)
+        h.fake.fail(TOPIC, 1, KafkaError.MSG_SIZE_TOO_LARGE)
+        assert h.producer.flush(1) == 0
+        assert [(c, m.value()) for c, m in h.reports] == [(KafkaError.MSG_SIZE_TOO_LARGE, b"bad")]
+        assert h.producer.counters.delivered == 1
+        h.close()
+
+    def test_every_report_is_counted_once(self) -> None:
+        h = Harness()
+        h.warm()
+        for p in range(3):
+            h.producer.produce(TOPIC, b"v", partition=p, on_delivery=h.callback)
+        h.fake.deliver(TOPIC, 0)
+        h.fake.fail(TOPIC, 1, KafkaError.REQUEST_TIMED_OUT)
+        h.fake.fail(TOPIC, 2, KafkaError.MSG_SIZE_TOO_LARGE)
+        assert h.producer.flush(1) == 0
+        assert sorted((c or 0, m.partition()) for c, m in h.reports) == sorted(
+            [(0, 0), (KafkaError.REQUEST_TIMED_OUT, 1), (KafkaError.MSG_SIZE_TOO_LARGE, 2)]
+        )
+        assert (h.producer.counters.delivered, h.producer.counters.failed) == (4 + 1, 2)
+        h.close()

@@ -1,42 +1,14 @@
-"""One MuteProducer per Python worker (mutepro.spark.cache): the task's delivery errors counted with the first few
-kept, one producer per (client config, policy) reused by every task, the mute state's store chosen once (local
-when Redis does not answer, said once), and each executor's own rack."""
+"""The executors' cache of producers (mutepro.spark.cache): the mute state a policy's store gives, and each
+executor's own rack."""
 
 from __future__ import annotations
 
 import pytest
-from confluent_kafka import KafkaError, Message
 
-from mutepro.spark import cache
 from mutepro.spark.options import parse_options
 from mutepro.spark.sinkpolicy import load_sink_policy
-from tests.unit.spark.test_options import BASE
 
-
-class TestErrorLog:
-    def test_counts_every_error_and_keeps_the_first_distinct_ones(self) -> None:
-        """Partitions 0..6 fail once each, then 0 again: 8 errors, the first five places kept, 0 counted twice."""
-        errors = cache.ErrorLog()
-        errors.record(None, Message(topic="t", partition=0))  # a success: nothing
-        for p in [*range(7), 0]:
-            errors.record(KafkaError(KafkaError._MSG_TIMED_OUT), Message(topic="t", partition=p))
-        assert errors.count == 8
-        assert sorted((p, n) for (_, p, _), n in errors.first.items()) == [(0, 2), (1, 1), (2, 1), (3, 1), (4, 1)]
-        assert all(text.endswith("(_MSG_TIMED_OUT)") for (_, _, text) in errors.first)
-        errors.reset()
-        assert (errors.count, errors.first) == (0, {})
-
-
-class TestWorkers:
-    def test_one_producer_per_options_reused_and_discarded(self) -> None:
-        options = parse_options({"kafka.bootstrap.servers": "127.0.0.1:1", "topic": "t"})
-        try:
-            worker = cache.worker_for(options)
-            assert cache.worker_for(options) is worker
-        finally:
-            cache.discard(options)
-        assert cache.worker_for(options) is not worker
-        cache.discard(options)
+BASE = {"kafka.bootstrap.servers": "127.0.0.1:9092"}
 
 
 class TestUnreachableRedis:
@@ -61,6 +33,8 @@ class TestUnreachableRedis:
 
 
 class TestExecutorRack:
+    """Each executor takes its own rack from its environment when kafka.client.rack is not given."""
+
     def test_an_executor_without_client_rack_takes_its_environments(self, monkeypatch: pytest.MonkeyPatch) -> None:
         from mutepro.spark.cache import _executor_rack
 

@@ -1,4 +1,5 @@
-"""The sink's options: Spark's Kafka sink names, Java names translated or refused, mutepro's own, the policy."""
+"""The sink's options: Spark's Kafka sink names and mutepro's own (Java names: test_javaopts.py; the policy:
+test_sinkpolicy.py)."""
 
 from __future__ import annotations
 
@@ -75,8 +76,8 @@ class TestParseOptions:
 
 
 class TestRackAware:
-    """Rack-aware producing in the sink: the Java names pass the driver's check, and each executor takes its own
-    rack from its environment when kafka.client.rack is not given."""
+    """Rack-aware producing in the sink: the Java names pass the driver's check (each executor's own rack:
+    tests/unit/spark/test_cache.py)."""
 
     def test_the_java_key_passes_the_drivers_librdkafka_check(self) -> None:
         opts = parse_options({**BASE, "kafka.partitioner.rack.aware": "true", "kafka.client.rack": "use1-az1"})

@@ -1,5 +1,5 @@
-"""The sink's mute policy (mutepro.spark.sinkpolicy): the sink's defaults under the user's ``policy`` option, given
-inline or as a file, its client block under the ``kafka.*`` options, and bad policies named before any row."""
+"""The sink's policy (mutepro.spark.sinkpolicy): read inline or from a file, its client block under the kafka.*
+options, the sink's defaults under the user's policy, and bad policies named."""
 
 from __future__ import annotations
 
@@ -11,7 +11,8 @@ import pytest
 from mutepro.errors import ConfigError
 from mutepro.spark.options import parse_options
 from mutepro.spark.sinkpolicy import SINK_POLICY_DEFAULTS, load_sink_policy
-from tests.unit.spark.test_options import BASE
+
+BASE = {"kafka.bootstrap.servers": "127.0.0.1:9092"}
 
 
 class TestPolicy:

@@ -1,4 +1,4 @@
-"""Planner: scenario files, member specs, plan results and the `plan` CLI command."""
+"""Planner: scenario files, member specs, plan results (the `plan` command: tests/unit/racks/test_cli_plan.py)."""
 
 from __future__ import annotations
 
@@ -68,26 +68,6 @@ class TestPlan:
         """An unsupported assignor name is a ConfigError naming the choices."""
         with pytest.raises(ConfigError, match="cooperative-sticky"):
             plan(load_scenario(scenario_file), "roundrobin")
-
-
-class TestPlanCommand:
-    def test_json_output(self, scenario_file: Path):
-        """--json prints the assignment and figures."""
-        out = CliRunner().invoke(plan_command, ["--scenario", str(scenario_file), "--json"])
-        assert out.exit_code == 0, out.output
-        assert json.loads(out.output)["figures"]["mismatched"] == 0
-
-    def test_table_output(self, scenario_file: Path):
-        """The default output is a table listing every member."""
-        out = CliRunner().invoke(plan_command, ["--scenario", str(scenario_file)])
-        assert out.exit_code == 0, out.output
-        assert "c0" in out.output and "cross-rack" in out.output
-
-    def test_needs_an_input(self):
-        """Without a scenario or a cluster the command explains what to give."""
-        out = CliRunner().invoke(plan_command, [])
-        assert out.exit_code != 0
-        assert "--scenario" in out.output
 
 
 MINIMAL = """
