@@ -12,23 +12,6 @@ from click.testing import CliRunner
 
 from mutepro.racks.cli_plan import plan as plan_command
 
-SCENARIO = """
-brokers: {1: rack-a, 2: rack-b, 3: rack-c}
-topics:
-  orders: {partitions: 6, replication_factor: 1, bytes_per_partition: 1000}
-members:
-  - {id: c0, rack: rack-a}
-  - {id: c1, rack: rack-b}
-  - {id: c2, rack: rack-c, owned: [orders-0], generation: 2}
-"""
-
-
-@pytest.fixture
-def scenario_file(tmp_path: Path) -> Path:
-    path = tmp_path / "group.yaml"
-    path.write_text(SCENARIO)
-    return path
-
 
 class TestPlanCommand:
     def test_json_output(self, scenario_file: Path) -> None:

@@ -27,6 +27,7 @@ from mutepro.spark.standalone import (
     python_conf,
     worker_command,
 )
+from tests.unit.spark._builder import FakeBuilder
 
 HOME = Path("/opt/pyspark")
 
@@ -148,26 +149,17 @@ def _group_gone(pgid: int, timeout_s: float) -> bool:
         time.sleep(0.05)
 
 
-class _Builder:
-    def __init__(self) -> None:
-        self.conf: dict[str, str] = {}
-
-    def config(self, key: str, value: str) -> _Builder:
-        self.conf[key] = value
-        return self
-
-
 class TestOnCluster:
     def test_local_masters_are_left_alone(self) -> None:
         from mutepro.spark.standalone import on_cluster
 
-        assert on_cluster(_Builder(), "local[4]").conf == {}
+        assert on_cluster(FakeBuilder(), "local[4]").conf == {}
 
     def test_a_cluster_driver_binds_to_loopback_and_executors_run_this_python(self) -> None:
         import sys
 
         from mutepro.spark.standalone import on_cluster
 
-        conf = on_cluster(_Builder(), "spark://127.0.0.1:7077").conf
+        conf = on_cluster(FakeBuilder(), "spark://127.0.0.1:7077").conf
         assert conf["spark.driver.host"] == conf["spark.driver.bindAddress"] == "127.0.0.1"
         assert conf["spark.pyspark.python"] == sys.executable and "spark.executorEnv.PYTHONPATH" in conf

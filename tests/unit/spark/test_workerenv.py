@@ -10,15 +10,7 @@ import pytest
 
 import mutepro
 from mutepro.spark.workerenv import mutepro_root, workers_import_this_mutepro
-
-
-class _Builder:
-    def __init__(self) -> None:
-        self.conf: dict[str, str] = {}
-
-    def config(self, key: str, value: str) -> _Builder:
-        self.conf[key] = value
-        return self
+from tests.unit.spark._builder import FakeBuilder
 
 
 class TestWorkerEnv:
@@ -31,7 +23,7 @@ class TestWorkerEnv:
         monkeypatch.delenv("PYTHONSAFEPATH", raising=False)
         root = mutepro_root()
         monkeypatch.setenv("PYTHONPATH", os.pathsep.join(["/other", root, ""]))
-        builder = _Builder()
+        builder = FakeBuilder()
         assert workers_import_this_mutepro(builder) is builder
         assert os.environ["PYTHONPATH"] == os.pathsep.join([root, "/other"])
         assert builder.conf == {"spark.executorEnv.PYTHONSAFEPATH": "1"}
@@ -39,5 +31,5 @@ class TestWorkerEnv:
 
     def test_without_a_pythonpath(self, monkeypatch: pytest.MonkeyPatch) -> None:
         monkeypatch.delenv("PYTHONPATH", raising=False)
-        workers_import_this_mutepro(_Builder())
+        workers_import_this_mutepro(FakeBuilder())
         assert os.environ["PYTHONPATH"] == mutepro_root()

@@ -12,23 +12,6 @@ from mutepro.errors import ConfigError
 from mutepro.racks.assign.planner import load_scenario, parse_members, plan
 from mutepro.racks.cli_plan import plan as plan_command
 
-SCENARIO = """
-brokers: {1: rack-a, 2: rack-b, 3: rack-c}
-topics:
-  orders: {partitions: 6, replication_factor: 1, bytes_per_partition: 1000}
-members:
-  - {id: c0, rack: rack-a}
-  - {id: c1, rack: rack-b}
-  - {id: c2, rack: rack-c, owned: [orders-0], generation: 2}
-"""
-
-
-@pytest.fixture
-def scenario_file(tmp_path: Path) -> Path:
-    path = tmp_path / "group.yaml"
-    path.write_text(SCENARIO)
-    return path
-
 
 class TestScenarioFile:
     def test_striped_topic_layout(self, scenario_file: Path):
