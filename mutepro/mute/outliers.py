@@ -54,9 +54,10 @@ def age_outliers(
     3 brokers, open loop at 115,000 msg/s or a saturated closed loop at 270,000, linger 5 ms (measured on the
     local cluster): healthy partitions' recent peaks are ~1 ms (median), the limping broker's partitions reach
     150 ms 0.15 s into each stop: avoided; 0.4 s into its second stop: muted (and, two of them, the whole broker).
-    When more than half of the active partitions stand out at once, that is saturation, not a bad leader: no
-    episode begins. Nor for a leader no further behind than every other (:func:`leader_behind`). A partition
-    none of whose tracked messages has had its report yet is steered around but not muted for its first
+    When the partitions standing out at once are led by more than half of the active partitions' leaders, that is
+    saturation, not a bad leader: no episode begins. Nor for a leader no further behind than every other
+    (:func:`leader_behind`). A partition none of whose tracked messages has had its report yet is steered around
+    but not muted for its first
     ``COLD_START_S`` (5 s): a producer started on a topic just created waits for the brokers to create the
     partitions' logs (seen: first messages 4 s old on one broker of a 1,200-partition topic, confirmed on their
     own as a 1.5 s episode). RF=3 acks=all with a stalled follower: every partition waits, none stands out, none
@@ -69,14 +70,28 @@ def age_outliers(
     avoid_s = rt.avoid_floor_s
     standing_out: dict[int, list[tuple[int, float, float]]] = {}  # leader key -> [(partition, age, median)]
     if len(ages) > MIN_PEERS:
+        # A partition's peers are the other leaders' partitions: a broker leading 7 of 12 partitions made the
+        # median of "every other partition" its own partitions' age, and its limp never stood out.
+        by_leader: dict[int, list[float]] = {}
+        for q, a in peaks.items():
+            by_leader.setdefault(leader_key(t, q), []).append(a)
+        medians: dict[int, float | None] = {}
         for p, age in ages.items():
             if p in judged or age <= avoid_s:
                 continue
-            median = statistics.median(a for q, a in peaks.items() if q != p)
-            if age > rt.slow_outlier_factor * median:
-                standing_out.setdefault(leader_key(t, p), []).append((p, age, median))
-    if 2 * sum(len(v) for v in standing_out.values()) > len(ages):
-        standing_out = {}  # most partitions are slow: the producer or the cluster is saturated
+            key = leader_key(t, p)
+            if key not in medians:
+                others = [a for k, vs in by_leader.items() if k != key for a in vs]
+                medians[key] = statistics.median(others) if len(others) >= MIN_PEERS else None
+            median = medians[key]
+            if median is not None and age > rt.slow_outlier_factor * median:
+                standing_out.setdefault(key, []).append((p, age, median))
+    if 2 * len(standing_out) > len({leader_key(t, p) for p in ages}):
+        # most of the brokers the producer writes to stand out: the producer or the cluster is saturated, not a
+        # broker bad. Counted in brokers, not partitions: a broker leading 7 of 12 partitions limped unseen when
+        # more than half the partitions standing out meant saturation (fault matrix quick limp_short_saturated,
+        # tests/traces/limp_majority_leader_saturated), while a saturated producer slows every broker's partitions.
+        standing_out = {}
     if standing_out:
         # a leader whose oldest message is no older than the other leaders' stands out only from the many idle
         # partitions of a wide topic (1,200 partitions: the median partition holds nothing), not from its peers
