@@ -316,10 +316,14 @@ class TestStalledBrokerBound:
     ) -> None:
         """RF 3, acks=all (both defaults), 3 brokers: every partition has a replica on broker 2, so while it is
         stalled every batch waits for it, whoever leads, until the leaders drop it from their ISR
-        (replica.lag.time.max.ms: 10 s on this cluster, 30 s by Kafka's default). Nothing can be written sooner
-        anywhere, and the flush hedge does not pretend otherwise: it mutes nothing (no other broker delivered
-        while the task's last messages waited, so nothing says their leaders are at fault); batches commit again
-        while broker 2 is still stopped, and every committed row is consumed afterwards."""
+        (replica.lag.time.max.ms: 10 s on this cluster, 30 s by Kafka's default); batches commit again while broker
+        2 is still stopped, and every committed row is consumed afterwards.
+
+        Not asserted: whether the flush hedge fires. Each leader checks its followers every
+        replica.lag.time.max.ms / 2, so the leaders drop broker 2 up to 5 s apart, and once one has, its partitions
+        deliver while the others still wait: that is the hedge's evidence, and muting the waiting ones then is
+        right (one CI run did so 8 s into the stall). That it never fires while nothing is delivered anywhere is
+        the rule's unit test (tests/unit/producer/test_inflight.py)."""
         topic = topic_factory(partitions=6, replication_factor=3)
         checkpoint = tmp_path / "ckpt"
         sink = KafkaSink(topic=topic, options={"kafka.bootstrap.servers": kafka_cluster.bootstrap_servers})
@@ -335,7 +339,7 @@ class TestStalledBrokerBound:
             _await_batches(query, checkpoint, _committed_batches(checkpoint) + 2, 90)
         finally:
             query.stop()
-        assert during and sum(b.hedged for b in during) == 0, [(b.batch_id, b.hedged, b.events) for b in during]
+        assert during
         committed_rows = _committed_batches(checkpoint) * 2000
         messages = _consume(kafka_cluster.bootstrap_servers, [topic], committed_rows, timeout_s=90)
         _check_committed_rows(messages, committed_rows)
