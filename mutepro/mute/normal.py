@@ -6,13 +6,14 @@ verdict from librdkafka's statistics mutes only the partitions waiting beyond it
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from mutepro.detect.model import MuteReason
 from mutepro.logs import get_logger
-from mutepro.mute.records import Candidate, TopicRecord
+from mutepro.mute.records import PEAK_BUCKET_S, Candidate, PartitionRecord, TopicRecord
 
 log = get_logger("mutepro.producer")
 
@@ -33,41 +34,79 @@ class Normal:
     """What counts as normal in one round (see :func:`beyond_normal`): ``limit``, ``slow_call.outlier_factor``
     times the lower quartile of the active partitions' recent peaks (``None`` with fewer than
     :data:`NORMAL_MIN_PEERS` of them), and ``sole_leader``, the broker leading every one of them (``None`` when
-    several do): for that broker's own partitions nothing independent says their wait is normal."""
+    several do): for that broker's own partitions nothing independent says their wait is normal.
+
+    For a message that has waited longer than the recent peaks cover, the reference is what the same partitions
+    waited *while it did* (:meth:`limit_for`), from ``records`` (the active partitions') at ``now``, over at most
+    ``window_s`` (``slow_call.normal_window_ms``)."""
 
     limit: float | None
     sole_leader: int | None
+    factor: float = 1.0
+    records: tuple[PartitionRecord, ...] = ()
+    now: float | None = None
+    window_s: float = 0.0
+    _over: dict[int, float] = field(default_factory=dict, compare=False, repr=False)  # limit per span, in buckets
 
-    def limit_for(self, leader: int) -> float | None:
-        """The limit for a partition led by ``leader`` (``None``: no independent reference)."""
-        return None if leader >= 0 and leader == self.sole_leader else self.limit
+    def limit_for(self, leader: int, waited_s: float = 0.0) -> float | None:
+        """The limit for a partition led by ``leader`` whose oldest undelivered message has waited ``waited_s``
+        (``None``: no independent reference): ``factor`` times the lower quartile of the active partitions'
+        peaks since that message was sent (at most ``window_s`` back, never less than the recent peaks)."""
+        if self.limit is None or (leader >= 0 and leader == self.sole_leader):
+            return None
+        span = min(waited_s, self.window_s)
+        if self.now is None or span <= 2 * PEAK_BUCKET_S:
+            return self.limit  # the recent peaks cover 0.5-1 s already
+        buckets = math.ceil(span / PEAK_BUCKET_S)
+        limit = self._over.get(buckets)
+        if limit is None:
+            start = self.now - buckets * PEAK_BUCKET_S
+            limit = max(self.limit, self.factor * lower_quartile([r.peak_since(start) for r in self.records]))
+            self._over[buckets] = limit  # a memo of this round's, one per bucket of span
+        return limit
 
 
-def normal_of(t: TopicRecord, peaks: Mapping[int, float]) -> Normal:
-    """The round's :class:`Normal`, computed once (one sort of the peaks)."""
+def normal_of(t: TopicRecord, peaks: Mapping[int, float], now: float | None = None) -> Normal:
+    """The round's :class:`Normal`, computed once (one sort of the peaks); without ``now`` only the recent
+    peaks count (no look back)."""
     if len(peaks) < NORMAL_MIN_PEERS:
         return Normal(None, None)
-    leaders = {t.partitions[p].leader for p in peaks}
+    parts = t.partitions
+    leaders = {parts[p].leader for p in peaks}
     sole = next(iter(leaders)) if len(leaders) == 1 else None
-    return Normal(t.policy.slow_call.outlier_factor * lower_quartile(list(peaks.values())), sole)
+    factor = t.policy.slow_call.outlier_factor
+    return Normal(
+        factor * lower_quartile(list(peaks.values())), sole, factor, tuple(parts[p] for p in peaks), now,
+        t.runtime.normal_window_s,
+    )
 
 
 def normal_limit(t: TopicRecord, peaks: Mapping[int, float], leader: int | None = None) -> float | None:
-    """:func:`normal_of`'s limit, for a partition led by ``leader`` when one is given."""
+    """:func:`normal_of`'s recent limit, for a partition led by ``leader`` when one is given."""
     normal = normal_of(t, peaks)
     return normal.limit if leader is None else normal.limit_for(leader)
 
 
-def waiting_beyond_normal(t: TopicRecord, peaks: Mapping[int, float], held: Mapping[int, float]) -> frozenset[int]:
-    """The closed partitions whose oldest undelivered message is older than the round's normal limit (every one
-    holding a message when there is none): the ones a broker verdict from statistics may mute."""
-    normal = normal_of(t, peaks)
+def waiting_beyond_normal(
+    t: TopicRecord, peaks: Mapping[int, float], held: Mapping[int, float], now: float | None = None,
+) -> frozenset[int]:
+    """The closed partitions whose oldest undelivered message is older than the round's normal limit for it
+    (every one holding a message when there is none): the ones a broker verdict from statistics may mute."""
+    normal = normal_of(t, peaks, now)
     parts = t.partitions
-    return frozenset(p for p, age in held.items() if age > (normal.limit_for(parts[p].leader) or 0.0))
+    short = normal.limit or 0.0
+    # age <= short: within normal whatever the look back says (it only raises the limit); skipping the look back
+    # there keeps the round cheap on a wide topic, where most partitions hold a young message or none
+    return frozenset(
+        p for p, age in held.items()
+        if age > 0.0 and (age > short or parts[p].leader == normal.sole_leader)
+        and age > (normal.limit_for(parts[p].leader, age) or 0.0)
+    )
 
 
 def beyond_normal(
     t: TopicRecord, candidates: list[Candidate], peaks: Mapping[int, float], held: Mapping[int, float],
+    now: float | None = None,
 ) -> list[Candidate]:
     """Keep a slow-call verdict only while its partition's oldest undelivered message (``held``) is older than
     ``slow_call.outlier_factor`` times what the topic's better-served partitions wait now: the lower quartile of
@@ -89,18 +128,25 @@ def beyond_normal(
       quartile is ~5 ms, 5x is 25 ms: the stall verdicts stand (muted 1.06 s in, at 50 msg/s as at 5,000);
     - RF 3, acks=all, the stalled broker in every ISR: all 12 partitions age together until Kafka drops it from
       the ISRs, the lower quartile ages with them and nothing is muted; afterwards the partitions it led still
-      wait while the others peak at milliseconds: those are muted;
+      wait while the others peak at milliseconds, but while their messages waited the others waited as long
+      (the look back, :meth:`Normal.limit_for`): not muted until their leaderships move, as with the plain
+      client (with Kafka's defaults a silent broker is fenced at 9 s, before the ISRs shrink at 30 s);
+    - 5 brokers on 2 cores, RF 3, acks=all, 25,000 keyed msg/s, no fault: every partition waits 10 s together,
+      then half drain first; against the last second only the other half were 5x slower and were muted, wave
+      after wave (66 mutes of 4 brokers' partitions in 47 s); against what the drained ones waited meanwhile,
+      none is;
     - a killed broker, RF 3, idempotent producer: its partitions and its followers' wait together; when
       leadership moves, the new leaders' partitions hold messages 9 s old that were stuck behind the dead
       follower -- and so does the better-served quarter: the new leader is not muted for what it inherited;
     - 5 brokers on 2 cores, 20,000 keyed msg/s: every partition's oldest message climbs to 1-2 s together every
       few seconds; no partition is 5x the lower quartile at those moments, so none is muted for it.
     """
-    normal = normal_of(t, peaks)
+    normal = normal_of(t, peaks, now)
     kept = []
     for c in candidates:
-        limit = normal.limit_for(c[1].leader)
-        if c[2].reason != MuteReason.SLOW_CALL or limit is None or held.get(c[1].partition, 0.0) > limit:
+        waited = held.get(c[1].partition, 0.0)
+        limit = normal.limit_for(c[1].leader, waited)
+        if c[2].reason != MuteReason.SLOW_CALL or limit is None or waited > limit:
             kept.append(c)
     dropped = len(candidates) - len(kept)
     if dropped and not t.shared_slowness:

@@ -3,6 +3,8 @@ freshly reset partition's detectors see."""
 
 from __future__ import annotations
 
+import math
+from collections import deque
 from collections.abc import Sequence
 from typing import TypeAlias, overload
 
@@ -14,12 +16,14 @@ from mutepro.partition.snapshot import TopicSnapshot
 from mutepro.policy.runtime import runtime_of
 from mutepro.policy.schema import TopicPolicy
 
-#: The bucket length of :meth:`PartitionRecord.note_age`'s sliding peak (two buckets: the peak covers 0.5-1 s).
+#: The bucket length of :meth:`PartitionRecord.note_age`'s sliding peak (two buckets: the peak covers 0.5-1 s),
+#: and the resolution of :meth:`PartitionRecord.peak_since`.
 PEAK_BUCKET_S = 0.5
 
 
 class PartitionRecord:
     __slots__ = (
+        "_history",
         "_peak",
         "_peak_prev",
         "_peak_since",
@@ -42,7 +46,9 @@ class PartitionRecord:
         "reports",
     )
 
-    def __init__(self, partition: int, breaker: MuteBreaker, detectors: list[PartitionDetector]) -> None:
+    def __init__(
+        self, partition: int, breaker: MuteBreaker, detectors: list[PartitionDetector], *, history_s: float = 10.0,
+    ) -> None:
         self.partition = partition
         self.breaker = breaker
         self.detectors = detectors
@@ -79,6 +85,8 @@ class PartitionRecord:
         self._peak = 0.0  # the largest oldest-undelivered age seen in the current bucket
         self._peak_prev = 0.0  # ... in the bucket before
         self._peak_since: float | None = None
+        # the peaks of the buckets before, (start, peak), newest last, covering history_s (slow_call.normal_window_ms)
+        self._history: deque[tuple[float, float]] = deque(maxlen=math.ceil(history_s / PEAK_BUCKET_S))
 
     def note_age(self, age_s: float, now: float) -> float:
         """Record the oldest undelivered age seen now; return the largest seen over the last 0.5-1 s.
@@ -93,9 +101,25 @@ class PartitionRecord:
         if since is None or now - since >= PEAK_BUCKET_S:
             # the bucket just ended becomes the previous one, unless it ended long ago (nothing seen since)
             self._peak_prev = self._peak if since is not None and now - since < 2 * PEAK_BUCKET_S else 0.0
+            if since is not None:
+                self._history.append((since, self._peak))
             self._peak, self._peak_since = 0.0, now
         self._peak = max(self._peak, age_s)
         return max(self._peak, self._peak_prev)
+
+
+    def peak_since(self, start: float) -> float:
+        """The largest oldest-undelivered age :meth:`note_age` saw since ``start``, to its bucket (0.5 s): from
+        the bucket holding ``start`` on, at most the history kept back. A partition idle meanwhile counts 0 for the
+        buckets it was not looked at in."""
+        since = self._peak_since
+        peak = self._peak if since is not None and since + PEAK_BUCKET_S > start else 0.0
+        for began, value in reversed(self._history):
+            if began + PEAK_BUCKET_S <= start:
+                break
+            if value > peak:
+                peak = value
+        return peak
 
 
 class TopicRecord:

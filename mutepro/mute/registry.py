@@ -124,7 +124,9 @@ class TopicRegistry:
             sync_interval_s=1.0,
         )
         breaker.tick()  # adopt a state other processes already published (shared store)
-        return PartitionRecord(partition, breaker, self._detector_factory(topic, policy))
+        return PartitionRecord(
+            partition, breaker, self._detector_factory(topic, policy), history_s=rt.normal_window_s,
+        )
 
     def leaders(self) -> set[int]:
         """Every known leader of every known topic's partitions."""

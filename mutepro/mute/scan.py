@@ -77,7 +77,7 @@ def _congestion(v: RoundView, found: list[Candidate]) -> list[Candidate]:
 
 
 def _normal(v: RoundView, found: list[Candidate]) -> list[Candidate]:
-    return beyond_normal(v.topic, found, v.peaks, v.held)
+    return beyond_normal(v.topic, found, v.peaks, v.held, v.now)
 
 
 def _elsewhere(v: RoundView, found: list[Candidate]) -> list[Candidate]:
@@ -189,7 +189,7 @@ def scan_topic(t: TopicRecord, load_of: LoadReader, now: float, busy: frozenset[
                      MappingProxyType(active_peaks), MappingProxyType(held))
     for judge in JUDGEMENTS:
         candidates = judge(view, candidates)
-    t.waiting = waiting = waiting_beyond_normal(t, active_peaks, held)
+    t.waiting = waiting = waiting_beyond_normal(t, active_peaks, held, now)
     last = last_delivery_by_leader(t) if candidates else {}
     scan = TopicScan(trips=[_with_cause(t, c, waiting, active_ages.keys(), view, last) for c in candidates])
     t.probe_limit_s = probe_limit(t, active_peaks)

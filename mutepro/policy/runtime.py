@@ -27,6 +27,7 @@ class TopicRuntime:
     slow_outlier_factor: float
     slow_outlier_min_s: float
     slow_avoid_min_s: float  # the outlier rule's steering floor (mutes need slow_outlier_min_s)
+    normal_window_s: float  # how far back what counts as a normal wait looks (mute/normal.py)
     failure_rate: float  # fraction of failed deliveries that mutes
     congestion_max_share: float  # fraction of the producer's buffer one partition may hold
     congestion_min_age_s: float
@@ -58,6 +59,7 @@ class TopicRuntime:
             ),
             slow_outlier_min_s=policy.slow_call.outlier_min_ms / 1000.0,
             slow_avoid_min_s=policy.slow_call.avoid_min_ms / 1000.0,
+            normal_window_s=policy.slow_call.normal_window_ms / 1000.0,
             failure_rate=policy.failure_rate.threshold_pct / 100.0,
             congestion_max_share=policy.congestion.max_buffer_share_pct / 100.0,
             congestion_min_age_s=policy.congestion.min_age_ms / 1000.0,

@@ -169,6 +169,15 @@ class SlowCallConfig(_Model):
         description="The outlier rule's mute floor: a partition is muted as an outlier only when its oldest "
         "undelivered message is older than this and its leader stood out before (within 5 s) or for 1.5 s.",
     )
+    normal_window_ms: int = Field(
+        default=10_000,
+        ge=1000,
+        le=60_000,
+        description="How far back what counts as a normal wait looks: a partition is slow only when its oldest "
+        "undelivered message has waited outlier_factor times longer than the better-served quarter of the "
+        "topic's partitions waited while it did (over at most this window). A cluster that was slow everywhere "
+        "within it mutes nothing for the same slowness now.",
+    )
     avoid_min_ms: int = Field(
         default=150,
         ge=1,

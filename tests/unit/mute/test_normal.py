@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from mutepro.detect.model import MuteReason
-from mutepro.mute.normal import beyond_normal, normal_limit, waiting_beyond_normal
+from mutepro.mute.normal import beyond_normal, normal_limit, normal_of, waiting_beyond_normal
+from mutepro.mute.records import TopicRecord
+from mutepro.policy.schema import TopicPolicy
 from tests.unit.mute._rules import FAILING, SLOW, candidates, topic
 
 
@@ -61,3 +63,53 @@ class TestBeyondNormal:
         peaks = {p: (0.002 if p < 9 else 0.8) for p in range(12)}
         held = {**peaks, 5: 0.0}
         assert waiting_beyond_normal(t, peaks, held) == frozenset({9, 10, 11})
+
+
+def _waited_together_then_drained(t: TopicRecord, slow: set[int]) -> dict[int, float]:
+    """Every partition's oldest message ages to 9 s over 9 s (noted every 0.1 s); then all but ``slow`` drain and
+    hold 5 ms for 2 s while ``slow`` keeps aging. Returns the recent peaks at 11 s."""
+    peaks: dict[int, float] = {}
+    for i in range(111):
+        now = 0.1 * i
+        for p, part in t.partitions.items():
+            age = now if now <= 9.0 or p in slow else 0.005
+            peaks[p] = part.note_age(age, now)
+    return peaks
+
+
+class TestLookBack:
+    """What the better-served partitions waited while the message waited (slow_call.normal_window_ms)."""
+
+    def test_a_partition_that_waited_no_longer_than_the_rest_is_normal(self) -> None:
+        """All 12 waited 9 s together (an overload, or RF 3 and acks=all with a stalled follower); 8 drained 2 s
+        ago, 4 still hold a message 11 s old. The last second alone says 5 ms is normal (limit 25 ms); while those
+        messages waited the better-served quarter waited 9 s (limit 45 s): the verdicts are dropped."""
+        t = topic()
+        slow = {1, 4, 7, 10}
+        peaks = _waited_together_then_drained(t, slow)
+        held = {p: (11.0 if p in slow else 0.005) for p in range(12)}
+        assert beyond_normal(t, candidates(t, SLOW, [1, 4]), peaks, held) != []  # no look back: kept
+        assert beyond_normal(t, candidates(t, SLOW, [1, 4]), peaks, held, now=11.0) == []
+        assert waiting_beyond_normal(t, peaks, held, now=11.0) == frozenset()
+
+    def test_the_window_bounds_how_far_back(self) -> None:
+        """The same with normal_window_ms 1000: only the last second counts, and the verdicts stand."""
+        t = topic(policy=TopicPolicy.model_validate({"slow_call": {"normal_window_ms": 1000}}))
+        slow = {1, 4, 7, 10}
+        peaks = _waited_together_then_drained(t, slow)
+        held = {p: (11.0 if p in slow else 0.005) for p in range(12)}
+        assert len(beyond_normal(t, candidates(t, SLOW, [1, 4]), peaks, held, now=11.0)) == 2
+
+    def test_a_stall_among_partitions_quick_all_along_stands(self) -> None:
+        """Broker 2's partitions stall 2 s while the others peak at 5 ms the whole time: the look back changes
+        nothing (the limit over 2 s is 25 ms, as over the last second)."""
+        t = topic()
+        peaks: dict[int, float] = {}
+        for i in range(21):
+            now = 10.0 + 0.1 * i
+            for p, part in t.partitions.items():
+                peaks[p] = part.note_age(0.1 * i if p % 3 == 1 else 0.005, now)
+        held = {p: (2.0 if p % 3 == 1 else 0.005) for p in range(12)}
+        normal = normal_of(t, peaks, 12.0)
+        assert normal.limit is not None and normal.limit_for(2, 2.0) == normal.limit
+        assert len(beyond_normal(t, candidates(t, SLOW, [1, 4]), peaks, held, now=12.0)) == 2

@@ -19,3 +19,28 @@ class TestRecentPeak:
         part = PartitionRecord(0, StubBreaker(), [])  # type: ignore[arg-type]
         part.note_age(0.9, 10.0)
         assert part.note_age(0.01, 12.0) == 0.01
+
+
+class TestPeakSince:
+    def test_the_largest_age_since_a_moment_to_the_bucket(self) -> None:
+        """Ages 8 s (at 10 s), then 0.01 s from 11 s on: since 9.9 s the peak is 8 s; since 11 s, 0.01 s."""
+        part = PartitionRecord(0, StubBreaker(), [])  # type: ignore[arg-type]
+        part.note_age(8.0, 10.0)
+        for i in range(20):
+            part.note_age(0.01, 11.0 + 0.1 * i)
+        assert part.peak_since(9.9) == 8.0
+        assert part.peak_since(11.0) == 0.01
+
+    def test_no_further_back_than_its_history(self) -> None:
+        """A 2 s history: an 8 s age seen 5 s ago has dropped out, even when asked for 10 s back."""
+        part = PartitionRecord(0, StubBreaker(), [], history_s=2.0)  # type: ignore[arg-type]
+        part.note_age(8.0, 10.0)
+        for i in range(50):
+            part.note_age(0.01, 10.5 + 0.1 * i)
+        assert part.peak_since(5.0) == 0.01
+
+    def test_a_partition_not_looked_at_lately_counts_nothing(self) -> None:
+        """Last noted 3 s before the moment asked about: nothing it saw is since then."""
+        part = PartitionRecord(0, StubBreaker(), [])  # type: ignore[arg-type]
+        part.note_age(4.0, 10.0)
+        assert part.peak_since(13.0) == 0.0
