@@ -72,8 +72,9 @@ def without_saturation(
     Example: 12 partitions on 3 brokers, one broker stalled -> 4 slow partitions (a third), delivering nothing:
     muted. A closed loop pushing more than the cluster takes -> all 12 slow at once: none muted. With RF=3 and
     acks=all a stalled broker is in every ISR, so all 12 are slow until it leaves them
-    (replica.lag.time.max.ms): none muted then either, nothing would be gained; its own partitions are muted once
-    the others recover. Rack-aware partitioning sends a saturated loop to the 4 partitions led in its rack: they
+    (replica.lag.time.max.ms): none muted then either, nothing would be gained (and its own partitions, which
+    waited no longer than the others meanwhile, are not muted afterwards either: mutepro.mute.normal's look back).
+    Rack-aware partitioning sends a saturated loop to the 4 partitions led in its rack: they
     deliver ~30,000 messages a second each while their oldest waits ~1.5 s (acks=all, RF 3) against a 1 s
     threshold -- 4 of the 4 written to: none muted (by the first count alone, a third of 12, the producer muted
     its own rack). The same 4 partitions with their broker stopped deliver nothing: muted.

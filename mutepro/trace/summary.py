@@ -24,7 +24,9 @@ class FaultSummary:
     flaps: int  # mutes of a partition after it had been unmuted during the same fault, over every partition
     max_mutes_per_partition: int  # the most mutes (closed -> muted) one partition had during the fault
     failed_probes: int  # re-mutes after a failed probe (the fault still there: not a flap)
-    unmuted_after_s: float | None  # after the fault ended, when the last partition muted was unmuted (None: never)
+    # after the fault ended, when the last of its partitions (muted at its end or within the settle time) was
+    # unmuted (None: one never was)
+    unmuted_after_s: float | None
     still_muted: tuple[tuple[str, int], ...]  # muted at the end of the trace
 
 
@@ -49,10 +51,10 @@ def summarize(replay: Replay, settle_s: float = 5.0) -> Summary:
         d for d in mutes
         if not any(f.t <= d.t <= (f.end if f.end is not None else replay.end) + settle_s for f in replay.faults)
     )
-    return Summary(len(mutes), false, tuple(_fault(replay, f) for f in replay.faults))
+    return Summary(len(mutes), false, tuple(_fault(replay, f, settle_s) for f in replay.faults))
 
 
-def _fault(replay: Replay, f: Fault) -> FaultSummary:
+def _fault(replay: Replay, f: Fault, settle_s: float) -> FaultSummary:
     end = f.end if f.end is not None else replay.end
     hit = affected(replay, f)
     during = [d for d in replay.decisions if f.t <= d.t <= end]
@@ -65,18 +67,33 @@ def _fault(replay: Replay, f: Fault) -> FaultSummary:
             per[(d.topic, d.partition)] = per.get((d.topic, d.partition), 0) + 1
     flaps = sum(max(0, n - 1) for n in per.values())
     failed = sum(1 for d in mutes if d.event == "remute")
-    # unmuted after: from the fault's end, the last time a partition left the muted state
     state: dict[tuple[str, int], str] = {}
-    last_unmute: float | None = None
     for d in replay.decisions:
-        key = (d.topic, d.partition)
-        if d.t > end and d.event == "unmute" and state.get(key) in (*MUTED, "probe"):
-            last_unmute = d.t - end
-        state[key] = d.event
+        state[(d.topic, d.partition)] = d.event
     still = tuple(sorted(k for k, ev in state.items() if ev in (*MUTED, "probe")))
-    muted_at_end = replay.muted_at(end)
-    unmuted_after = (0.0 if not muted_at_end else last_unmute) if not still else None
-    return FaultSummary(f, first, wrong, flaps, max(per.values(), default=0), failed, unmuted_after, still)
+    return FaultSummary(
+        f, first, wrong, flaps, max(per.values(), default=0), failed, _let_go(replay, end, settle_s), still,
+    )
+
+
+def _let_go(replay: Replay, end: float, settle_s: float) -> float | None:
+    """Seconds from the fault's end until the last of *its* partitions was unmuted (``None``: one never was).
+
+    Its partitions: those muted when it ended, and those muted within ``settle_s`` after (the mutes
+    :func:`summarize` counts as the fault's); a re-mute within that time starts a partition's wait over. A
+    partition muted later is a false mute, counted there, and does not stretch the fault's let-go: it did in an
+    earlier version, which reported a let-go of 20 s for a fault whose partitions all came back within 4 s."""
+    unmuted: dict[tuple[str, int], float | None] = dict.fromkeys(replay.muted_at(end))
+    for d in replay.decisions:
+        if d.t <= end:
+            continue
+        key = (d.topic, d.partition)
+        if d.event in MUTED and d.t <= end + settle_s:
+            unmuted[key] = None
+        elif d.event == "unmute" and key in unmuted and unmuted[key] is None:
+            unmuted[key] = d.t - end
+    waits = list(unmuted.values())
+    return None if None in waits else max((w for w in waits if w is not None), default=0.0)
 
 
 def describe(summary: Summary) -> list[str]:

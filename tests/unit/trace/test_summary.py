@@ -54,6 +54,21 @@ class TestSummarize:
         stuck = summarize(_replay(_d(11.0, "mute", 1))).faults[0]
         assert stuck.still_muted == (("t", 1),) and stuck.unmuted_after_s is None
 
+    def test_a_false_mute_after_the_settle_time_does_not_stretch_the_let_go(self) -> None:
+        """Partition 0 muted in the fault and unmuted 2 s after it; partition 2 muted 10 s after it (false) and
+        unmuted 12 s after: the fault let go in 2 s, and the mute at 30 s is counted as false."""
+        r = _replay(_d(11.0, "mute", 0), _d(22.0, "unmute", 0), _d(30.0, "mute", 2), _d(32.0, "unmute", 2))
+        summary = summarize(r)
+        (fs,) = summary.faults
+        assert fs.unmuted_after_s == 2.0 and [d.t for d in summary.false_mutes] == [30.0]
+
+    def test_a_mute_within_the_settle_time_is_waited_for(self) -> None:
+        """Partition 1 re-muted 1 s after the fault (a failed probe of a broker still recovering), unmuted 4 s
+        after: that is the let-go."""
+        r = _replay(_d(11.0, "mute", 1), _d(20.5, "unmute", 1), _d(21.0, "remute", 1), _d(24.0, "unmute", 1))
+        (fs,) = summarize(r).faults
+        assert fs.unmuted_after_s == 4.0
+
     def test_without_faults_every_mute_is_false(self) -> None:
         summary = summarize(_replay(_d(1.0, "mute", 0), _d(2.0, "unmute", 0), faults=()))
         assert (summary.mutes, len(summary.false_mutes), summary.faults) == (1, 1, ())
