@@ -15,6 +15,7 @@ are unit-tested without a broker.
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -290,7 +291,7 @@ def snapshot_cluster(
     timeout_s: float = 15.0,
 ) -> ClusterSnapshot:
     """Describe the brokers (with racks) and ``topics`` (all non-internal topics when ``None``)."""
-    from confluent_kafka import KafkaException, TopicCollection
+    from confluent_kafka import KafkaException
 
     try:
         cluster = admin.describe_cluster(request_timeout=timeout_s).result(timeout=timeout_s + 5)
@@ -298,9 +299,30 @@ def snapshot_cluster(
         if topics is None:
             metadata = admin.list_topics(timeout=timeout_s)
             topics = sorted(t for t in metadata.topics if include_internal or not t.startswith("__"))
+        partitions = _describe_topics(admin, list(topics), timeout_s) if topics else []
+    except KafkaException as err:
+        raise ClusterError(
+            f"could not describe the cluster or topics {list(topics or [])}: {err}. Check bootstrap.servers "
+            "and that the topics exist.",
+            kafka_error=err.args[0] if err.args else None,
+        ) from err
+    return ClusterSnapshot(brokers=brokers, partitions=tuple(partitions))
+
+
+def _describe_topics(admin: AdminLike, topics: list[str], timeout_s: float) -> list[PartitionState]:
+    """Every partition of ``topics``, as DescribeTopics answers.
+
+    UNKNOWN_TOPIC_OR_PART is retried until ``timeout_s`` (every 0.1 s), as Kafka's own clients treat it (a
+    retriable error): CreateTopics returns once the controller has the topic, and each broker learns it from the
+    metadata log a moment later. A describe sent right after a create -- even after another broker's metadata
+    showed every partition led -- can reach a broker that does not know it yet (seen in CI)."""
+    from confluent_kafka import KafkaError, KafkaException, TopicCollection
+
+    deadline = time.monotonic() + timeout_s
+    while True:
         partitions: list[PartitionState] = []
-        if topics:
-            futures = admin.describe_topics(TopicCollection(list(topics)), request_timeout=timeout_s)
+        try:
+            futures = admin.describe_topics(TopicCollection(topics), request_timeout=timeout_s)
             for name, fut in futures.items():
                 desc = fut.result(timeout=timeout_s + 5)
                 for p in desc.partitions:
@@ -313,13 +335,12 @@ def snapshot_cluster(
                             isr=tuple(int(n.id) for n in p.isr),
                         )
                     )
-    except KafkaException as err:
-        raise ClusterError(
-            f"could not describe the cluster or topics {list(topics or [])}: {err}. Check bootstrap.servers "
-            "and that the topics exist.",
-            kafka_error=err.args[0] if err.args else None,
-        ) from err
-    return ClusterSnapshot(brokers=brokers, partitions=tuple(partitions))
+            return partitions
+        except KafkaException as err:
+            code = err.args[0].code() if err.args and hasattr(err.args[0], "code") else None
+            if code != KafkaError.UNKNOWN_TOPIC_OR_PART or time.monotonic() >= deadline:
+                raise
+            time.sleep(0.1)
 
 
 def audit_cluster(

@@ -88,3 +88,64 @@ class TestAudit:
         doc = audit(_snapshot(("t", 0, (1, 4, 2)))).to_dict()
         assert doc["clean"] is False
         assert doc["partition_issues"][0]["missing_racks"] == ["rack-c"]
+
+
+class _Done:
+    def __init__(self, value: object = None, error: BaseException | None = None) -> None:
+        self._value, self._error = value, error
+
+    def result(self, timeout: float | None = None) -> object:
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+
+class _AdminLearning:
+    """An admin client whose brokers learn topic ``t`` after ``unknown_for`` describes (each answers
+    ``code`` until then)."""
+
+    def __init__(self, unknown_for: int, code: int) -> None:
+        from types import SimpleNamespace as NS
+
+        self.describes = 0
+        self._unknown_for, self._code = unknown_for, code
+        node = NS(id=1, rack="rack-a")
+        self._cluster = NS(nodes=[node])
+        self._topic = NS(partitions=[NS(id=0, replicas=[node], leader=node, isr=[node])])
+
+    def describe_cluster(self, request_timeout: float) -> _Done:
+        return _Done(self._cluster)
+
+    def describe_topics(self, topics: object, request_timeout: float) -> dict[str, _Done]:
+        from confluent_kafka import KafkaError, KafkaException
+
+        self.describes += 1
+        if self.describes <= self._unknown_for:
+            return {"t": _Done(error=KafkaException(KafkaError(self._code)))}
+        return {"t": _Done(self._topic)}
+
+
+class TestSnapshotCluster:
+    def test_a_topic_not_yet_known_to_the_broker_asked_is_asked_again(self) -> None:
+        """UNKNOWN_TOPIC_OR_PART right after a create (a broker whose metadata lags the controller's): retried,
+        as Kafka's clients treat it, and the snapshot has the topic."""
+        from confluent_kafka import KafkaError
+
+        from mutepro.racks.audit import snapshot_cluster
+
+        admin = _AdminLearning(2, KafkaError.UNKNOWN_TOPIC_OR_PART)
+        snap = snapshot_cluster(admin, ["t"], timeout_s=5.0)  # type: ignore[arg-type]
+        assert [(p.topic, p.partition, p.leader) for p in snap.partitions] == [("t", 0, 1)]
+        assert admin.describes == 3
+
+    def test_other_errors_fail_at_once_naming_the_topics(self) -> None:
+        import pytest
+        from confluent_kafka import KafkaError
+
+        from mutepro.errors import ClusterError
+        from mutepro.racks.audit import snapshot_cluster
+
+        admin = _AdminLearning(1, KafkaError.TOPIC_AUTHORIZATION_FAILED)
+        with pytest.raises(ClusterError, match=r"\['t'\]"):
+            snapshot_cluster(admin, ["t"], timeout_s=5.0)  # type: ignore[arg-type]
+        assert admin.describes == 1
