@@ -7,9 +7,6 @@ from mutepro.detect.model import Delivery, MuteReason, PartitionLoad, Verdict
 from mutepro.detect.window import SlidingWindow, effective_minimum_calls
 from mutepro.errors import ConfigError
 
-#: How long a partition's first messages may wait before anything judges it slow (see SlowCallDetector.warm_up_s).
-COLD_START_S = 5.0
-
 
 class SlowCallDetector:
     """Trips when ``calls >= minimum_calls`` and the slow-call rate is ``>= rate_threshold``.
@@ -37,7 +34,7 @@ class SlowCallDetector:
         rate_threshold: float,
         window: SlidingWindow,
         minimum_calls: int,
-        warm_up_s: float = COLD_START_S,
+        warm_up_s: float,
     ) -> None:
         if not threshold_s > 0:
             raise ConfigError(f"slow_call.threshold_s must be > 0 seconds, got {threshold_s!r}")

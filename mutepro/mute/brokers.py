@@ -29,7 +29,9 @@ class BrokerJudge:
         self._detector = (
             BrokerDetector(
                 config.min_bad_partitions, config.latency_factor, config.min_latency_ms,
-                latency_snapshots=config.latency_snapshots, min_bad_pct=config.min_bad_pct,
+                down_grace_s=config.down_grace_ms / 1000.0, latency_snapshots=config.latency_snapshots,
+                latency_hold_s=config.latency_hold_ms / 1000.0, latency_max_hold_s=config.latency_max_hold_ms / 1000.0,
+                min_bad_pct=config.min_bad_pct,
             )
             if config.enabled
             else None

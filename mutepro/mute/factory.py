@@ -26,7 +26,7 @@ def build_detectors(topic: str, policy: TopicPolicy) -> list[PartitionDetector]:
     if rt.slow_call_enabled:
         s = policy.slow_call
         window = make_window(s.window.type, s.window.size)
-        detectors.append(SlowCallDetector(rt.slow_threshold_s, rt.slow_rate, window, s.minimum_calls))
+        detectors.append(SlowCallDetector(rt.slow_threshold_s, rt.slow_rate, window, s.minimum_calls, rt.cold_start_s))
     if policy.failure_rate.enabled:
         f = policy.failure_rate
         window = make_window(f.window.type, f.window.size)

@@ -24,16 +24,18 @@ def lower_quartile(values: Collection[float]) -> float:
     return statistics.quantiles(values, n=4, method="exclusive")[0]
 
 
-#: Active partitions a round needs before what the better-served of them wait means anything (a topic on three
-#: brokers written to one partition each).
-NORMAL_MIN_PEERS = 3
+#: Active partitions any comparison of waits needs: the one judged and two others (a topic on three brokers
+#: written to one partition each). With fewer, "what the others wait" is one opinion or none: what counts as
+#: normal has no reference, the outlier rule no median and the probe limit falls back to the slow threshold. Not
+#: a setting: it is the least a median or a quartile means anything with.
+MIN_ACTIVE = 3
 
 
 @dataclass(frozen=True)
 class Normal:
     """What counts as normal in one round (see :func:`beyond_normal`): ``limit``, ``slow_call.outlier_factor``
     times the lower quartile of the active partitions' recent peaks (``None`` with fewer than
-    :data:`NORMAL_MIN_PEERS` of them), and ``sole_leader``, the broker leading every one of them (``None`` when
+    :data:`MIN_ACTIVE` of them), and ``sole_leader``, the broker leading every one of them (``None`` when
     several do): for that broker's own partitions nothing independent says their wait is normal.
 
     For a message that has waited longer than the recent peaks cover, the reference is what the same partitions
@@ -69,7 +71,7 @@ class Normal:
 def normal_of(t: TopicRecord, peaks: Mapping[int, float], now: float | None = None) -> Normal:
     """The round's :class:`Normal`, computed once (one sort of the peaks); without ``now`` only the recent
     peaks count (no look back)."""
-    if len(peaks) < NORMAL_MIN_PEERS:
+    if len(peaks) < MIN_ACTIVE:
         return Normal(None, None)
     parts = t.partitions
     leaders = {parts[p].leader for p in peaks}
@@ -81,18 +83,9 @@ def normal_of(t: TopicRecord, peaks: Mapping[int, float], now: float | None = No
     )
 
 
-def normal_limit(t: TopicRecord, peaks: Mapping[int, float], leader: int | None = None) -> float | None:
-    """:func:`normal_of`'s recent limit, for a partition led by ``leader`` when one is given."""
-    normal = normal_of(t, peaks)
-    return normal.limit if leader is None else normal.limit_for(leader)
-
-
-def waiting_beyond_normal(
-    t: TopicRecord, peaks: Mapping[int, float], held: Mapping[int, float], now: float | None = None,
-) -> frozenset[int]:
+def waiting_beyond_normal(t: TopicRecord, normal: Normal, held: Mapping[int, float]) -> frozenset[int]:
     """The closed partitions whose oldest undelivered message is older than the round's normal limit for it
     (every one holding a message when there is none): the ones a broker verdict from statistics may mute."""
-    normal = normal_of(t, peaks, now)
     parts = t.partitions
     short = normal.limit or 0.0
     # age <= short: within normal whatever the look back says (it only raises the limit); skipping the look back
@@ -105,13 +98,13 @@ def waiting_beyond_normal(
 
 
 def beyond_normal(
-    t: TopicRecord, candidates: list[Candidate], peaks: Mapping[int, float], held: Mapping[int, float],
-    now: float | None = None,
+    t: TopicRecord, candidates: list[Candidate], normal: Normal, held: Mapping[int, float],
 ) -> list[Candidate]:
     """Keep a slow-call verdict only while its partition's oldest undelivered message (``held``) is older than
     ``slow_call.outlier_factor`` times what the topic's better-served partitions wait now: the lower quartile of
-    the active partitions' recent peaks (``peaks``: their largest oldest-undelivered age over the last 0.5-1 s).
-    Other verdicts pass; so does every verdict with fewer than :data:`NORMAL_MIN_PEERS` active partitions, or whose
+    the active partitions' recent peaks (their largest oldest-undelivered age over the last 0.5-1 s), looking back
+    over the message's own wait (``normal``: the round's, :func:`normal_of`).
+    Other verdicts pass; so does every verdict with fewer than :data:`MIN_ACTIVE` active partitions, or whose
     leader leads every one of them: a rack-aware producer writes only to the 4 partitions of its rack's broker,
     and when that broker stalls its own partitions are no evidence that the wait is normal (such a verdict still
     needs another broker to have answered meanwhile, unless its leader is the sole one written to:
@@ -141,7 +134,6 @@ def beyond_normal(
     - 5 brokers on 2 cores, 20,000 keyed msg/s: every partition's oldest message climbs to 1-2 s together every
       few seconds; no partition is 5x the lower quartile at those moments, so none is muted for it.
     """
-    normal = normal_of(t, peaks, now)
     kept = []
     for c in candidates:
         waited = held.get(c[1].partition, 0.0)

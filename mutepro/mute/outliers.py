@@ -8,20 +8,13 @@ import statistics
 from collections.abc import Mapping
 
 from mutepro.detect.model import MuteReason, Verdict
-from mutepro.detect.slow_call import COLD_START_S
 from mutepro.logs import get_logger
-from mutepro.mute.normal import normal_limit
+from mutepro.mute.normal import MIN_ACTIVE
 from mutepro.mute.records import Candidate, TopicRecord
 from mutepro.mute.transitions import BreakerState
 
 log = get_logger("mutepro.producer")
 
-#: A partition sent nothing for longer than this is left out of the outlier rule's reference: a topic whose keys
-#: all live on one partition has no peers to compare with, and an idle partition's "nothing outstanding" says
-#: nothing about its leader.
-ACTIVE_S = 1.0
-#: Peers needed for a median worth comparing with (a 3-partition topic on 3 brokers has 2 besides the suspect).
-MIN_PEERS = 2
 
 
 def age_outliers(
@@ -58,7 +51,7 @@ def age_outliers(
     saturation, not a bad leader: no episode begins. Nor for a leader no further behind than every other
     (:func:`leader_behind`). A partition none of whose tracked messages has had its report yet is steered around
     but not muted for its first
-    ``COLD_START_S`` (5 s): a producer started on a topic just created waits for the brokers to create the
+    ``slow_call.cold_start_ms`` (5 s): a producer started on a topic just created waits for the brokers to create the
     partitions' logs (seen: first messages 4 s old on one broker of a 1,200-partition topic, confirmed on their
     own as a 1.5 s episode). RF=3 acks=all with a stalled follower: every partition waits, none stands out, none
     muted.
@@ -69,7 +62,7 @@ def age_outliers(
     held = ages if held is None else held
     avoid_s = rt.avoid_floor_s
     standing_out: dict[int, list[tuple[int, float, float]]] = {}  # leader key -> [(partition, age, median)]
-    if len(ages) > MIN_PEERS:
+    if len(ages) >= MIN_ACTIVE:
         # A partition's peers are the other leaders' partitions: a broker leading 7 of 12 partitions made the
         # median of "every other partition" its own partitions' age, and its limp never stood out.
         by_leader: dict[int, list[float]] = {}
@@ -82,7 +75,7 @@ def age_outliers(
             key = leader_key(t, p)
             if key not in medians:
                 others = [a for k, vs in by_leader.items() if k != key for a in vs]
-                medians[key] = statistics.median(others) if len(others) >= MIN_PEERS else None
+                medians[key] = statistics.median(others) if len(others) >= MIN_ACTIVE - 1 else None
             median = medians[key]
             if median is not None and age > rt.slow_outlier_factor * median:
                 standing_out.setdefault(key, []).append((p, age, median))
@@ -130,7 +123,7 @@ def age_outliers(
         if not suspicion.confirmed(now):
             continue
         for p, age, median in outs:
-            if age <= rt.slow_outlier_min_s or (age <= COLD_START_S and not t.partitions[p].reported_ever):
+            if age <= rt.slow_outlier_min_s or (age <= rt.cold_start_s and not t.partitions[p].reported_ever):
                 continue  # (a cold partition's first messages also wait for the new partition's log, see above)
             verdict = Verdict(
                 MuteReason.SLOW_CALL,
@@ -168,11 +161,12 @@ def partitions_of(t: TopicRecord, key: int) -> list[int]:
     ]
 
 
-def probe_limit(t: TopicRecord, peaks: Mapping[int, float]) -> float:
+def probe_limit(t: TopicRecord, peaks: Mapping[int, float], normal_s: float | None = None) -> float:
     """How long a probe may take before it counts as failed: the slow threshold, or -- with the outlier rule on
     and peers to compare with -- ``outlier_factor`` times the peers' median recent peak, between half the outlier
     floor and the floor itself (and never above the threshold). A probe goes alone to an empty partition queue,
     so on a healthy broker it takes about one round trip, or what the peers' batches wait in a saturated loop.
+    Never below ``normal_s``, the round's recent normal limit (:attr:`mutepro.mute.normal.Normal.limit`).
 
     A limping broker answers a probe sent during its up-time at once and one sent while it is stopped after up to
     0.8 s: a probe passes when sent in the 0.2 s up-time or in the last ``bar`` seconds of a stop. The five
@@ -183,13 +177,13 @@ def probe_limit(t: TopicRecord, peaks: Mapping[int, float]) -> float:
     (0.4 s: 0.6 < 0.75) five never pass.
     """
     rt = t.runtime
-    if not rt.slow_outlier_enabled or len(peaks) < MIN_PEERS:
+    if not rt.slow_outlier_enabled or len(peaks) < MIN_ACTIVE - 1:  # the probed partition is muted: peers only
         return rt.slow_threshold_s
     scaled = rt.slow_outlier_factor * statistics.median(peaks.values())
     bar = min(rt.slow_threshold_s, rt.slow_outlier_min_s, max(rt.slow_outlier_min_s / 2, scaled))
     # ... but never below what counts as normal (beyond_normal): in an overloaded cluster whose better-served
     # quarter waits 1 s, a probe answered in 1.2 s is as good as any partition's message
-    return max(bar, normal_limit(t, peaks) or 0.0)
+    return max(bar, normal_s or 0.0)
 
 
 #: How far a leader's oldest undelivered message must be behind every other leader's for a slow partition to be

@@ -64,7 +64,8 @@ class PartitionRecord:
         # Half-open with messages sent before probing began still undelivered: they are the questions already put
         # to the partition, so no probe is offered until they are answered (see scan.scan_topic)
         self.awaiting = False
-        # The outlier rule compares a partition with the topic's *active* ones: sent to within ACTIVE_S.
+        # The outlier rule compares a partition with the topic's *active* ones: sent to within runtime.active_s
+        # (slow_call.threshold_ms).
         self.last_sent = 0
         self.active_at: float | None = None
         # When a message of the partition was last delivered: a leader that delivered any partition's messages
@@ -76,7 +77,7 @@ class PartitionRecord:
         self.delivered = 0
         self.delivered_at: float | None = None
         self.judged_delivery = False
-        # Reports fed to the detectors since they last judged, and when that was (see scan.QUIET_REJUDGE_S).
+        # Reports fed to the detectors since they last judged, and when that was (see the comment above scan.RoundView).
         self.reports = 0
         # whether any message of the partition got its report (a cold partition's first messages wait for more
         # than its leader: metadata, a connection, the new partition's log)
@@ -182,7 +183,8 @@ class TopicRecord:
         """The episodes of one leader (``outliers.leader_key``), created on first use."""
         found = self.suspicions.get(key)
         if found is None:
-            found = self.suspicions[key] = Suspicion()
+            rt = self.runtime
+            found = self.suspicions[key] = Suspicion(rt.outlier_recur_s, rt.outlier_episode_s)
         return found
 
 

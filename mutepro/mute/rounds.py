@@ -107,7 +107,8 @@ class Rounds:
         breakers whose retry interval passed turn half-open. Then the broker detector looks at partitions
         muted per leader and at librdkafka's broker statistics and mutes every partition of a bad broker.
         ``busy_of(topic)``: the partitions with anything outstanding, sent or reported since the last round
-        (the producer's tracker); idle ones are then looked at once a second (see ``scan.QUIET_REJUDGE_S``).
+        (the producer's tracker); idle ones are then looked at once per ``slow_call.threshold_ms`` (see
+        :mod:`mutepro.mute.scan`).
         The clock is read once: every judgement of the round sees the same ``now``.
         """
         now = self._clock()

@@ -15,8 +15,8 @@ from types import MappingProxyType
 from mutepro.detect.model import MuteReason, PartitionLoad, Verdict
 from mutepro.mute.answered import last_delivery_by_leader
 from mutepro.mute.brokers import waits_on
-from mutepro.mute.normal import beyond_normal, waiting_beyond_normal
-from mutepro.mute.outliers import ACTIVE_S, age_outliers, probe_limit
+from mutepro.mute.normal import Normal, beyond_normal, normal_of, waiting_beyond_normal
+from mutepro.mute.outliers import age_outliers, probe_limit
 from mutepro.mute.records import Candidate, PartitionRecord, TopicRecord, since_reset
 from mutepro.mute.transitions import BreakerState
 from mutepro.mute.verdicts import (
@@ -29,13 +29,13 @@ from mutepro.mute.verdicts import (
 
 LoadReader = Callable[[str, int, float], PartitionLoad]
 
-#: A closed partition with nothing outstanding and no report since its detectors last judged it is judged again
-#: only after this long. Its detectors' windows can only age meanwhile, which at most ends a verdict that was not
-#: given. One idle for ACTIVE_S too (sent nothing) is not even looked at in between (its breaker adopts a shared
-#: store's record at that round, up to this much later). Why: a wide topic written by a sticky producer is mostly
-#: idle partitions -- of 1,200, ~40 get messages in one tick -- and judging every one every 50 ms cost 13 ms of a
-#: 16 ms round, holding the GIL from the producing thread.
-QUIET_REJUDGE_S = 1.0
+# A closed partition with nothing outstanding and no report since its detectors last judged it is judged again
+# only after the detection time scale, ``slow_call.threshold_ms`` (``TopicRuntime.active_s``, 1 s): nothing can
+# make it a stall faster, and its detectors' windows can only age meanwhile, which at most ends a verdict that was
+# not given. One idle for as long (sent nothing) is not even looked at in between (its breaker adopts a shared
+# store's record at that round, up to that much later). Why: a wide topic written by a sticky producer is mostly
+# idle partitions -- of 1,200, ~40 get messages in one tick -- and judging every one every 50 ms cost 13 ms of a
+# 16 ms round, holding the GIL from the producing thread.
 
 
 @dataclass(frozen=True)
@@ -43,8 +43,11 @@ class RoundView:
     """What one round saw of a topic, read-only: the judgements' input besides the verdicts so far.
 
     ``outstanding``: every closed partition's undelivered messages; ``ages``: the active closed partitions'
-    (written to within ``ACTIVE_S``) oldest undelivered age now; ``peaks``: their largest over the last 0.5-1 s;
-    ``held``: every closed partition's oldest undelivered age now.
+    (written to within ``slow_call.threshold_ms``) oldest undelivered age now; ``peaks``: their largest over the
+    last 0.5-1 s;
+    ``held``: every closed partition's oldest undelivered age now; ``normal``: what counts as a normal wait this
+    round (:func:`~mutepro.mute.normal.normal_of`, computed once: judgement 5, the broker rule's waiting
+    partitions and the probe limit all read it).
     """
 
     topic: TopicRecord
@@ -53,6 +56,7 @@ class RoundView:
     ages: Mapping[int, float]
     peaks: Mapping[int, float]
     held: Mapping[int, float]
+    normal: Normal
 
 
 #: One topic-wide judgement: the round's view and the verdicts so far -> the verdicts that stand (and any new).
@@ -77,7 +81,7 @@ def _congestion(v: RoundView, found: list[Candidate]) -> list[Candidate]:
 
 
 def _normal(v: RoundView, found: list[Candidate]) -> list[Candidate]:
-    return beyond_normal(v.topic, found, v.peaks, v.held, v.now)
+    return beyond_normal(v.topic, found, v.normal, v.held)
 
 
 def _elsewhere(v: RoundView, found: list[Candidate]) -> list[Candidate]:
@@ -112,9 +116,9 @@ def _with_cause(
     return t, part, Verdict(verdict.reason, {**verdict.detail, "waits_on": role, "waits_on_broker": broker})
 
 
-def _judged_lately(part: PartitionRecord, now: float) -> bool:
-    """No report since its detectors judged it, less than QUIET_REJUDGE_S ago."""
-    return not part.reports and part.judged_at is not None and now - part.judged_at < QUIET_REJUDGE_S
+def _judged_lately(part: PartitionRecord, now: float, quiet_s: float) -> bool:
+    """No report since its detectors judged it, less than ``quiet_s`` (the topic's ``active_s``) ago."""
+    return not part.reports and part.judged_at is not None and now - part.judged_at < quiet_s
 
 
 @dataclass
@@ -130,7 +134,8 @@ def scan_topic(t: TopicRecord, load_of: LoadReader, now: float, busy: frozenset[
 
     ``busy``: the partitions with messages outstanding or sent/reported since the last round (the tracker's
     :meth:`~mutepro.producer.tracker.OutstandingTracker.busy`); a closed partition outside it that has been idle
-    for ACTIVE_S is left alone until its QUIET_REJUDGE_S round. ``None``: every partition is looked at.
+    for the topic's ``active_s`` is left alone until it has not been judged for as long. ``None``: every partition
+    is looked at.
     """
     candidates: list[Candidate] = []
     closed_outstanding: dict[int, int] = {}
@@ -139,6 +144,7 @@ def scan_topic(t: TopicRecord, load_of: LoadReader, now: float, busy: frozenset[
     held: dict[int, float] = {}  # every closed partition's age now (an avoided one is soon inactive)
     half_open: list[int] = []
     not_closed: set[int] = set()
+    active_s = t.runtime.active_s
     for p, part in t.partitions.items():
         if (
             busy is not None
@@ -146,8 +152,8 @@ def scan_topic(t: TopicRecord, load_of: LoadReader, now: float, busy: frozenset[
             and part.breaker.state is BreakerState.CLOSED
             and part.fresh_since is None
             and not part.reports
-            and (part.active_at is None or now - part.active_at > ACTIVE_S)
-            and _judged_lately(part, now)
+            and (part.active_at is None or now - part.active_at > active_s)
+            and _judged_lately(part, now, active_s)
         ):
             closed_outstanding[p] = 0  # idle: nothing outstanding, nothing sent or reported (the median's zeros)
             continue
@@ -174,10 +180,10 @@ def scan_topic(t: TopicRecord, load_of: LoadReader, now: float, busy: frozenset[
         age = load.oldest_age_s or 0.0
         held[p] = age
         peak = part.note_age(age, now)
-        if part.active_at is not None and now - part.active_at <= ACTIVE_S:
+        if part.active_at is not None and now - part.active_at <= active_s:
             active_ages[p], active_peaks[p] = age, peak
-        if not load.outstanding and _judged_lately(part, now):
-            continue  # quiet: see QUIET_REJUDGE_S
+        if not load.outstanding and _judged_lately(part, now, active_s):
+            continue  # quiet: see the comment above RoundView
         part.reports, part.judged_at = 0, now
         for det in part.detectors:
             verdict = det.check(load, now)
@@ -185,14 +191,15 @@ def scan_topic(t: TopicRecord, load_of: LoadReader, now: float, busy: frozenset[
                 candidates.append((t, part, verdict))
                 break
     t.not_closed = not_closed
+    normal = normal_of(t, active_peaks, now)
     view = RoundView(t, now, MappingProxyType(closed_outstanding), MappingProxyType(active_ages),
-                     MappingProxyType(active_peaks), MappingProxyType(held))
+                     MappingProxyType(active_peaks), MappingProxyType(held), normal)
     for judge in JUDGEMENTS:
         candidates = judge(view, candidates)
-    t.waiting = waiting = waiting_beyond_normal(t, active_peaks, held, now)
+    t.waiting = waiting = waiting_beyond_normal(t, normal, held)
     last = last_delivery_by_leader(t) if candidates else {}
     scan = TopicScan(trips=[_with_cause(t, c, waiting, active_ages.keys(), view, last) for c in candidates])
-    t.probe_limit_s = probe_limit(t, active_peaks)
+    t.probe_limit_s = probe_limit(t, active_peaks, normal.limit)
     for p in half_open:
         part = t.partitions[p]
         oldest = load_of(t.name, p, now).oldest_age_s

@@ -4,8 +4,9 @@ A broker that stands out once -- its partitions' oldest undelivered messages far
 *avoided*: unkeyed messages go to other partitions until its messages are delivered again, and nothing else
 changes (keyed messages still go home, nothing is rescued, no mute event). It is *muted* only in the
 :data:`CONFIRM_EPISODES`-th *deep* episode of a chain -- deep: some message of it got older than the mute floor
-``slow_call.outlier_min_ms`` (400 ms); a chain: each beginning within :data:`RECUR_S` of the previous one's end,
-a shallow episode starting the chain over -- or when one episode lasts :data:`EPISODE_S`.
+``slow_call.outlier_min_ms`` (400 ms); a chain: each beginning within ``slow_call.outlier_recur_ms`` (5 s) of the
+previous one's end, a shallow episode starting the chain over -- or when one episode lasts
+``slow_call.outlier_episode_ms`` (1.5 s).
 
 Why: a single stop of 0.4-0.9 s is what a limping broker does every second, and also what a healthy but busy
 broker does now and then (a GC pause, a log roll, a page-cache flush under a saturating producer: seen in 3 of 8
@@ -25,23 +26,24 @@ under the 1 % a p99 tolerates).
 
 from __future__ import annotations
 
-#: an episode beginning within this many seconds of the previous one's end continues its chain
-RECUR_S = 5.0
-#: the deep episode of a chain that is a mute (the first is steered around only)
+#: the deep episode of a chain that is a mute: the first is steered around only, standing out *again* mutes. Not a
+#: setting: "again" is what tells a fault from a pause (how close "again" must be is ``outlier_recur_ms``)
 CONFIRM_EPISODES = 2
-#: an episode lasting this long is confirmed on its own (a broker slow all the time, keyed traffic keeping it
-#: busy): a pause of a healthy broker is over well before (the longest seen locally: 0.9 s)
-EPISODE_S = 1.5
 
 
 class Suspicion:
     """One leader's outlier episodes: ``since`` when the current one began (``None``: none now), ``deep`` whether
     it went past the mute floor, ``last_end``/``last_deep`` the previous one's end and depth, ``chain`` how many
-    deep episodes in a row the current one would make."""
+    deep episodes in a row the current one would make. ``recur_s``: an episode beginning within this long of the
+    previous one's end continues its chain (``slow_call.outlier_recur_ms``); ``episode_s``: an episode lasting
+    this long is confirmed on its own (``slow_call.outlier_episode_ms``: a broker slow all the time, keyed traffic
+    keeping it busy; a healthy broker's pause is over well before, the longest seen locally 0.9 s)."""
 
-    __slots__ = ("chain", "deep", "last_deep", "last_end", "peak", "since")
+    __slots__ = ("chain", "deep", "episode_s", "last_deep", "last_end", "peak", "recur_s", "since")
 
-    def __init__(self) -> None:
+    def __init__(self, recur_s: float, episode_s: float) -> None:
+        self.recur_s = recur_s
+        self.episode_s = episode_s
         self.since: float | None = None
         self.deep = False
         self.peak = 0.0  # the oldest age any of the leader's partitions reached during the current episode
@@ -58,7 +60,7 @@ class Suspicion:
         """Mark the leader as standing out now; True when this starts a new episode."""
         if self.since is not None:
             return False
-        follows_deep = self.last_deep and self.last_end is not None and now - self.last_end <= RECUR_S
+        follows_deep = self.last_deep and self.last_end is not None and now - self.last_end <= self.recur_s
         self.chain = self.chain + 1 if follows_deep else 1
         self.since, self.deep, self.peak = now, False, 0.0
         return True
@@ -74,7 +76,7 @@ class Suspicion:
 
     def confirmed(self, now: float) -> bool:
         """Whether standing out now is a mute: the CONFIRM_EPISODES-th deep episode of a chain (this one deep
-        too), or one of EPISODE_S."""
+        too), or one lasting ``episode_s``."""
         if self.since is None:
             return False
-        return (self.deep and self.chain >= CONFIRM_EPISODES) or now - self.since >= EPISODE_S
+        return (self.deep and self.chain >= CONFIRM_EPISODES) or now - self.since >= self.episode_s

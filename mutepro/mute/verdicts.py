@@ -16,7 +16,6 @@ from mutepro.detect.model import MuteReason
 from mutepro.logs import get_logger
 from mutepro.mute.answered import delivered_since, last_delivery_by_leader
 from mutepro.mute.brokers import waits_for_others
-from mutepro.mute.outliers import ACTIVE_S
 from mutepro.mute.records import Candidate, TopicRecord
 from mutepro.mute.transitions import BreakerState
 
@@ -31,11 +30,12 @@ def congestion_outliers(
     peers' outstanding messages (``outstanding``: every closed partition's); every other verdict passes.
 
     The peers are the other closed partitions the producer is writing to now (``peers``: those that took a
-    message within the last ``ACTIVE_S``; ``None``: every closed partition), as for the age rule: a partition
-    the producer sends nothing to holds nothing, and its zero says nothing about how full a fair share is. That
-    matters whenever traffic goes to a subset on purpose -- rack-aware partitioning sends a saturated loop's whole
-    queue to the 4 partitions led in its rack, 25 % each, against 8 idle zeros: without this every one of them
-    was a 'congestion outlier' and the producer muted its own rack. With no peer at all, the share alone decides.
+    message within the last ``slow_call.threshold_ms``; ``None``: every closed partition), as for the age rule: a
+    partition the producer sends nothing to holds nothing, and its zero says nothing about how full a fair share
+    is. That matters whenever traffic goes to a subset on purpose -- rack-aware partitioning sends a saturated
+    loop's whole queue to the 4 partitions led in its rack, 25 % each, against 8 idle zeros: without this every
+    one of them was a 'congestion outlier' and the producer muted its own rack. With no peer at all, the share
+    alone decides.
 
     The median, not the mean, so a stalled broker's other partitions do not hide it. Worked numbers, 12
     partitions, 50,000-message buffer, share 10 % (5,000): a closed loop filling the buffer evenly leaves the
@@ -65,8 +65,8 @@ def without_saturation(
 
     - more than half of the topic's partitions slow at once (with a slow-call verdict or muted for one), or
     - more than half of the partitions the producer writes to (``ages``: the closed partitions that took a
-      message within ``ACTIVE_S``, with their oldest undelivered message's age) still delivering (a report
-      within ``ACTIVE_S`` before ``now``) but holding a message older than the slow threshold: messages waiting
+      message within ``slow_call.threshold_ms``, with their oldest undelivered message's age) still delivering (a report
+      within as long before ``now``) but holding a message older than the slow threshold: messages waiting
       behind the producer's own backlog, not behind a stopped leader (a stopped one delivers nothing).
 
     Example: 12 partitions on 3 brokers, one broker stalled -> 4 slow partitions (a third), delivering nothing:
@@ -94,7 +94,7 @@ def without_saturation(
         writing = slow_now | ages.keys()
         queued = {
             p for p in slow_now | {p for p, age in ages.items() if age > limit}
-            if (at := t.partitions[p].delivered_at) is not None and now - at <= ACTIVE_S
+            if (at := t.partitions[p].delivered_at) is not None and now - at <= t.runtime.active_s
         }
         saturated = 2 * len(queued) > len(writing) and len(writing) > 1
         slow, of = len(queued), len(writing)

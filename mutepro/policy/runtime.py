@@ -28,6 +28,12 @@ class TopicRuntime:
     slow_outlier_min_s: float
     slow_avoid_min_s: float  # the outlier rule's steering floor (mutes need slow_outlier_min_s)
     normal_window_s: float  # how far back what counts as a normal wait looks (mute/normal.py)
+    outlier_recur_s: float  # a deep outlier episode within this long of the last one mutes (mute/suspicion.py)
+    outlier_episode_s: float  # an outlier episode this long mutes on its own
+    cold_start_s: float  # how long a partition's first messages may wait before their age counts (slow_call.py)
+    #: the detection time scale, ``slow_call.threshold_ms`` (also when the slow-call rule is off): a partition
+    #: written to within it is a peer (active), and an idle one is looked at once per it (mute/scan.py)
+    active_s: float
     failure_rate: float  # fraction of failed deliveries that mutes
     congestion_max_share: float  # fraction of the producer's buffer one partition may hold
     congestion_min_age_s: float
@@ -60,6 +66,10 @@ class TopicRuntime:
             slow_outlier_min_s=policy.slow_call.outlier_min_ms / 1000.0,
             slow_avoid_min_s=policy.slow_call.avoid_min_ms / 1000.0,
             normal_window_s=policy.slow_call.normal_window_ms / 1000.0,
+            outlier_recur_s=policy.slow_call.outlier_recur_ms / 1000.0,
+            outlier_episode_s=policy.slow_call.outlier_episode_ms / 1000.0,
+            cold_start_s=policy.slow_call.cold_start_ms / 1000.0,
+            active_s=policy.slow_call.threshold_ms / 1000.0,
             failure_rate=policy.failure_rate.threshold_pct / 100.0,
             congestion_max_share=policy.congestion.max_buffer_share_pct / 100.0,
             congestion_min_age_s=policy.congestion.min_age_ms / 1000.0,

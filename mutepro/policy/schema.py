@@ -167,7 +167,32 @@ class SlowCallConfig(_Model):
         default=400,
         ge=1,
         description="The outlier rule's mute floor: a partition is muted as an outlier only when its oldest "
-        "undelivered message is older than this and its leader stood out before (within 5 s) or for 1.5 s.",
+        "undelivered message is older than this and its leader stood out past it before (within "
+        "outlier_recur_ms) or for outlier_episode_ms on end.",
+    )
+    outlier_recur_ms: int = Field(
+        default=5000,
+        ge=0,
+        le=600_000,
+        description="How close two deep outlier episodes of one leader must be to count as one fault: a leader "
+        "standing out past outlier_min_ms again within this long of its last such episode's end is muted. A "
+        "limping broker's stops recur every period (2 s of every 4 s: episodes 2 s apart); a healthy broker's "
+        "pauses (GC, log roll) are further apart. 0: a second episode never mutes (only outlier_episode_ms does).",
+    )
+    outlier_episode_ms: int = Field(
+        default=1500,
+        ge=1,
+        le=600_000,
+        description="An outlier episode lasting this long mutes its leader's standing-out partitions on its own "
+        "(a broker slow all the time): longer than a healthy broker's pauses (0.9 s the longest seen locally).",
+    )
+    cold_start_ms: int = Field(
+        default=5000,
+        ge=0,
+        le=600_000,
+        description="How long a partition's first messages (before any of its deliveries was judged) may wait "
+        "for the broker to create its log and for a connection before their age alone counts against it; a "
+        "stall within it still counts when no partition of the same leader delivered meanwhile.",
     )
     normal_window_ms: int = Field(
         default=10_000,
@@ -256,6 +281,37 @@ class BrokerConfig(_Model):
         description="...in this many librdkafka statistics emissions in a row (statistics.interval.ms apart): "
         "one second's p99 can be a hiccup.",
     )
+    down_grace_ms: int = Field(
+        default=2000,
+        ge=0,
+        le=3_600_000,
+        description="A broker librdkafka's statistics show down (not UP) for this long while it leads a partition "
+        "the producer writes is muted whole: longer than a reconnect after an idle connection was closed.",
+    )
+    latency_hold_ms: int = Field(
+        default=5000,
+        ge=0,
+        le=3_600_000,
+        description="A broker muted for its latency stays muted this long after its last slow emission (muted, it "
+        "gets no traffic and its rtt says nothing more); doubled each time it is caught again within the hold.",
+    )
+    latency_max_hold_ms: int = Field(
+        default=60_000,
+        ge=0,
+        le=3_600_000,
+        description="...at most this long; a broker fine for this long starts over at latency_hold_ms.",
+    )
+
+    @model_validator(mode="after")
+    def _hold_fits_max(self) -> BrokerConfig:
+        if self.latency_hold_ms > self.latency_max_hold_ms:
+            raise cross_field_error(
+                "latency_hold_ms",
+                expected=f"<= latency_max_hold_ms ({self.latency_max_hold_ms})",
+                found=str(self.latency_hold_ms),
+                message="latency_hold_ms exceeds latency_max_hold_ms; raise the maximum or lower the hold",
+            )
+        return self
 
 
 class BreakerConfig(_Model):

@@ -17,7 +17,7 @@ What a parked driver may be late for, and why that is none of the mute decisions
 - a mute decided by the application (``mute_manager.mute``): the producer wakes the driver on every mute event;
 - idle partitions: a round has nothing to judge there (no message outstanding, none sent or reported, so no
   detector's verdict can start); what an idle round does do is adopt a shared store's records, the mute
-  manager's own once-a-second cadence for idle partitions (``QUIET_REJUDGE_S``), kept when the store is shared;
+  manager's own cadence for idle partitions (once per ``slow_call.threshold_ms``), kept when the store is shared;
 - messages sent before their topic's metadata loaded: they wait in librdkafka's own partitioner queue, in no
   partition a round could judge, so they do not keep the driver up; the metadata thread wakes it when their topic
   loads (``Driver.load_metadata``). With no broker answering, a driver ticking for them cost ~4.6 ms of CPU a

@@ -17,7 +17,7 @@ class TestProtocols:
         "detector",
         [
             FailureRateDetector(CountWindow(10), 5, 0.5),
-            SlowCallDetector(1.0, 0.5, CountWindow(10), 5),
+            SlowCallDetector(1.0, 0.5, CountWindow(10), 5, 5.0),
             CongestionDetector(0.5, 10),
         ],
     )

@@ -3,8 +3,12 @@
 
 from __future__ import annotations
 
+import pytest
+from pydantic import ValidationError
+
 from mutepro.detect.model import MuteReason, Verdict
 from mutepro.mute.brokers import (
+    BrokerJudge,
     acks_wait_for_isr,
     blamed_broker,
     own_evidence_by_leader,
@@ -14,6 +18,9 @@ from mutepro.mute.brokers import (
 )
 from mutepro.mute.records import TopicRecord
 from mutepro.mute.transitions import BreakerState
+from mutepro.policy.schema import BrokerConfig
+from tests.unit.detect.test_broker import broker as stats_broker
+from tests.unit.detect.test_broker import snapshot
 from tests.unit.mute._rig import LEADERS, POLICY, FakeClock, Rig, T
 from tests.unit.mute._rules import SLOW, StubBreaker, topic
 
@@ -176,3 +183,21 @@ class TestBrokerMuting:
         rig.stall(1, 4)
         assert rig.mgr.muted_brokers() == {}
         assert rig.mgr.muted_partitions() == {T: [1, 4]}
+
+
+class TestBrokerSettings:
+    """broker.down_grace_ms and the latency hold reach the detector from the policy."""
+
+    def test_down_grace_is_the_policy_setting(self) -> None:
+        """Broker 2 down in librdkafka's statistics: with down_grace_ms 500 its partitions are muted 0.5 s on,
+        with the default 2000 not yet."""
+        stats = snapshot([stats_broker(1), stats_broker(2, state="DOWN"), stats_broker(3)], {1: 2, 0: 1, 2: 3})
+        for grace_ms, muted in ((2000, []), (500, [1, 4, 7, 10])):
+            t = topic()
+            judge = BrokerJudge(BrokerConfig(down_grace_ms=grace_ms))
+            assert list(judge.judge([t], stats, 10.0)) == []
+            assert sorted(c[1].partition for c in judge.judge([t], stats, 10.5)) == muted
+
+    def test_hold_longer_than_its_maximum_names_the_field(self) -> None:
+        with pytest.raises(ValidationError, match="latency_hold_ms"):
+            BrokerConfig(latency_hold_ms=90_000)

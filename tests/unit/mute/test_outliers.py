@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from mutepro.detect.model import MuteReason
+from mutepro.mute.normal import normal_of
 from mutepro.mute.outliers import age_outliers, leader_behind, oldest_by_leader, probe_limit
 from mutepro.mute.records import Candidate, TopicRecord
 from mutepro.mute.suspicion import CONFIRM_EPISODES
@@ -82,13 +83,19 @@ class TestAgeOutliers:
 
     def test_a_cold_partition_is_steered_around_not_muted(self) -> None:
         """Partition 1 has never had a report: 4 s behind may be a new partition's first write, not its leader --
-        avoided, not muted; past COLD_START_S it is muted like any other."""
+        avoided, not muted; past slow_call.cold_start_ms (5 s) it is muted like any other."""
         t = topic()
         t.partitions[1].reported_ever = False
         assert outliers(t, {p: 4.0 if p == 1 else 0.0 for p in range(12)}) == []
         assert 1 in t.avoided
         later = {p: 5.5 if p == 1 else 0.0 for p in range(12)}
         assert len(age_outliers(t, later, later, set(), NOW + 1.5)) == 1  # the same (third) episode, 1.5 s on
+
+    def test_a_shorter_cold_start_mutes_a_cold_partition_sooner(self) -> None:
+        """slow_call.cold_start_ms 3000: the same cold partition 4 s behind is muted."""
+        t = topic(policy=TopicPolicy.model_validate({"slow_call": {"cold_start_ms": 3000}}))
+        t.partitions[1].reported_ever = False
+        assert [c[1].partition for c in outliers(t, {p: 4.0 if p == 1 else 0.0 for p in range(12)})] == [1]
 
     def test_between_the_floors_only_steers(self) -> None:
         """A recurring 300 ms outlier is over avoid_min_ms (150) but under outlier_min_ms (400): avoided only."""
@@ -197,7 +204,9 @@ class TestProbeLimit:
     def test_never_below_normal(self) -> None:
         """Every peer 0.5 s deep (an overloaded cluster): a probe answered within 5 x 0.5 s is as good as any."""
         t = topic()
-        assert probe_limit(t, dict.fromkeys(range(11), 0.5)) == 2.5
+        peaks = dict.fromkeys(range(11), 0.5)
+        assert probe_limit(t, peaks) == 0.4  # the outlier floor alone
+        assert probe_limit(t, peaks, normal_of(t, peaks).limit) == 2.5
 
     def test_without_peers_the_slow_threshold(self) -> None:
         """No active peers (all muted, or one-partition traffic): the slow threshold."""

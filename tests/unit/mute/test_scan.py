@@ -10,13 +10,16 @@ from dataclasses import dataclass, field
 
 from mutepro.detect.model import PartitionLoad, Verdict
 from mutepro.mute.records import PartitionRecord, TopicRecord
-from mutepro.mute.scan import QUIET_REJUDGE_S, scan_topic
+from mutepro.mute.scan import scan_topic
 from mutepro.mute.transitions import BreakerState
+from mutepro.policy.runtime import runtime_of
 from mutepro.policy.schema import TopicPolicy
 from tests.unit.mute._rig import LEADERS, FakeClock, FakeDetectors, Rig, T, to_half_open
 from tests.unit.mute._rules import FAILING
 
 NOW = 1000.0
+#: how often an idle partition is judged, and for how long a written one is active: slow_call.threshold_ms (1 s)
+QUIET_REJUDGE_S = runtime_of(TopicPolicy()).active_s
 
 
 @dataclass
@@ -54,8 +57,10 @@ class _Loads:
                              sent=10 + outstanding, warm=True)
 
 
-def _topic(partitions: int = 6) -> tuple[TopicRecord, list[_Breaker], list[_Detector]]:
-    t = TopicRecord("t", TopicPolicy())
+def _topic(
+    partitions: int = 6, policy: TopicPolicy | None = None,
+) -> tuple[TopicRecord, list[_Breaker], list[_Detector]]:
+    t = TopicRecord("t", policy or TopicPolicy())
     breakers, detectors = [], []
     for p in range(partitions):
         breaker, detector = _Breaker(), _Detector()
@@ -98,12 +103,23 @@ class TestScanTopic:
         t, breakers, detectors = _topic(3)
         loads = _Loads(outstanding=0)
         scan_topic(t, loads, NOW)
-        t.partitions[1].active_at = NOW - 100.0  # idle for longer than ACTIVE_S
+        t.partitions[1].active_at = NOW - 100.0  # idle for longer than active_s
         loads.reads.clear()
         scan_topic(t, loads, NOW + QUIET_REJUDGE_S / 2, busy=frozenset({0, 2}))
         assert sorted(loads.reads) == [0, 2] and breakers[1].ticks == 1
         scan_topic(t, loads, NOW + QUIET_REJUDGE_S + 0.1, busy=frozenset({0, 2}))
         assert breakers[1].ticks == 2 and len(detectors[1].checked) == 2  # its quiet round came
+
+    def test_the_quiet_interval_is_the_slow_threshold(self) -> None:
+        """slow_call.threshold_ms 300: an idle partition judged at NOW is judged again 0.35 s later, not 0.25 s."""
+        t, breakers, _ = _topic(3, TopicPolicy.model_validate({"slow_call": {"threshold_ms": 300}}))
+        loads = _Loads(outstanding=0)
+        scan_topic(t, loads, NOW)
+        t.partitions[1].active_at = NOW - 100.0
+        scan_topic(t, loads, NOW + 0.25, busy=frozenset({0, 2}))
+        assert breakers[1].ticks == 1
+        scan_topic(t, loads, NOW + 0.35, busy=frozenset({0, 2}))
+        assert breakers[1].ticks == 2
 
     def test_a_quiet_partition_is_read_but_not_rejudged_within_the_quiet_interval(self) -> None:
         t, _, detectors = _topic(3)
