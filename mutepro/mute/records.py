@@ -129,6 +129,7 @@ class TopicRecord:
         "avoid_episodes",
         "avoided",
         "isrs",
+        "last_write_at",
         "local",
         "name",
         "not_closed",
@@ -162,6 +163,10 @@ class TopicRecord:
         # here and recomputed only when leaders or broker racks change, not in every round's rebuild.
         self.local: frozenset[int] | None = None
         self.saturated = False
+        # When the producer last wrote to any partition of the topic (None: never): what "written to lately" is
+        # measured from (see scan.scan_topic), so that a producer blocked on its own full queue for a second does
+        # not make every partition inactive and leave its rounds without peers to compare with.
+        self.last_write_at: float | None = None
         # The closed partitions whose messages waited beyond normal in the last round (None: no round yet): the
         # ones a broker verdict from librdkafka's statistics mutes (see mutepro.mute.brokers.BrokerJudge).
         self.waiting: frozenset[int] | None = None

@@ -144,7 +144,14 @@ def scan_topic(t: TopicRecord, load_of: LoadReader, now: float, busy: frozenset[
     held: dict[int, float] = {}  # every closed partition's age now (an avoided one is soon inactive)
     half_open: list[int] = []
     not_closed: set[int] = set()
+    loaded: dict[int, tuple[float, float]] = {}  # written to at some time: (age now, recent peak)
     active_s = t.runtime.active_s
+    # "Written to lately" counts back from the producer's last write to the topic, not from now: a producer blocked
+    # on its own full queue writes nowhere for a while, and that changes neither which partitions it writes to
+    # nor what they wait. Counted from now, every partition went inactive after a second of it, the round had no
+    # peers, nothing counted as normal, and a broker verdict from statistics muted whole brokers whose messages
+    # waited no longer than the rest (trace limp_5b_rf3_all_keyed, 41.8 s: 9 partitions of brokers 3 and 5).
+    written_before = t.last_write_at
     for p, part in t.partitions.items():
         if (
             busy is not None
@@ -152,7 +159,7 @@ def scan_topic(t: TopicRecord, load_of: LoadReader, now: float, busy: frozenset[
             and part.breaker.state is BreakerState.CLOSED
             and part.fresh_since is None
             and not part.reports
-            and (part.active_at is None or now - part.active_at > active_s)
+            and (part.active_at is None or written_before is None or written_before - part.active_at > active_s)
             and _judged_lately(part, now, active_s)
         ):
             closed_outstanding[p] = 0  # idle: nothing outstanding, nothing sent or reported (the median's zeros)
@@ -174,14 +181,14 @@ def scan_topic(t: TopicRecord, load_of: LoadReader, now: float, busy: frozenset[
         if part.fresh_since is not None:
             load = since_reset(part, load, now)
         if load.sent != part.last_sent:
-            part.last_sent, part.active_at = load.sent, now
+            part.last_sent, part.active_at, t.last_write_at = load.sent, now, now
         if load.sent > load.outstanding or load.warm:
             part.reported_ever = True  # some message got its report (judged or not: the first ones are not)
         age = load.oldest_age_s or 0.0
         held[p] = age
         peak = part.note_age(age, now)
-        if part.active_at is not None and now - part.active_at <= active_s:
-            active_ages[p], active_peaks[p] = age, peak
+        if part.active_at is not None:
+            loaded[p] = (age, peak)
         if not load.outstanding and _judged_lately(part, now, active_s):
             continue  # quiet: see the comment above RoundView
         part.reports, part.judged_at = 0, now
@@ -191,6 +198,11 @@ def scan_topic(t: TopicRecord, load_of: LoadReader, now: float, busy: frozenset[
                 candidates.append((t, part, verdict))
                 break
     t.not_closed = not_closed
+    written = t.last_write_at
+    for p, (age, peak) in loaded.items():
+        at = t.partitions[p].active_at
+        if written is not None and at is not None and written - at <= active_s:
+            active_ages[p], active_peaks[p] = age, peak
     normal = normal_of(t, active_peaks, now)
     view = RoundView(t, now, MappingProxyType(closed_outstanding), MappingProxyType(active_ages),
                      MappingProxyType(active_peaks), MappingProxyType(held), normal)

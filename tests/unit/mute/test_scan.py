@@ -110,6 +110,20 @@ class TestScanTopic:
         scan_topic(t, loads, NOW + QUIET_REJUDGE_S + 0.1, busy=frozenset({0, 2}))
         assert breakers[1].ticks == 2 and len(detectors[1].checked) == 2  # its quiet round came
 
+    def test_written_lately_counts_back_from_the_last_write(self) -> None:
+        """Six partitions each holding one 10 ms-old message, none written for 2 s (a producer blocked on its full
+        queue): they stay the round's peers, so none waits beyond normal. Counted from now they would all be
+        inactive, with no normal to compare with, and every one holding a message would count as waiting."""
+        t, _, _ = _topic(6)
+        loads = _Loads(outstanding=1, age=0.01)
+        scan_topic(t, loads, NOW)
+        assert t.last_write_at == NOW
+        scan_topic(t, loads, NOW + 2.0)
+        assert t.last_write_at == NOW and t.waiting == frozenset()
+        t.last_write_at = NOW + 2.0  # as if counted from now
+        scan_topic(t, loads, NOW + 2.0)
+        assert t.waiting == frozenset(range(6))
+
     def test_the_quiet_interval_is_the_slow_threshold(self) -> None:
         """slow_call.threshold_ms 300: an idle partition judged at NOW is judged again 0.35 s later, not 0.25 s."""
         t, breakers, _ = _topic(3, TopicPolicy.model_validate({"slow_call": {"threshold_ms": 300}}))

@@ -17,6 +17,7 @@ import pytest
 
 from mutepro.mute import scan
 from mutepro.mute.breaker import MuteBreaker
+from mutepro.mute.records import TopicRecord
 from mutepro.policy.schema import TopicPolicy
 from mutepro.trace import Replay, open_trace, replay, summarize
 
@@ -41,6 +42,10 @@ OVERLOADED_NO_FAULT = "overloaded_5_brokers_25k_keyed"
 #: the fault matrix's quick limp_short_saturated cell: a saturated loop over 12 partitions of which broker 2 leads
 #: 7, broker 2 stopped 80 % of every second; its first stop lasts 1.8 s, its partitions' messages wait up to 1.7 s
 MAJORITY_LIMP = "limp_majority_leader_saturated"
+#: the fault matrix's limp_5b_rf3_all_keyed cell (5 brokers, RF 3, acks=all, 20 keyed partitions, broker 2 stopped
+#: 80 % of every second from 10.8 s to 30.8 s), kept from 30 s on: the backlog drains unevenly, messages up to 37 s
+#: old, and at 40.7 s the producer, blocked on its full queue, writes nothing for over a second
+BLOCKED_WRITER = "limp_5b_rf3_all_keyed_tail"
 #: leader stalls with RF 1: only the stalled broker's partitions wait, and they must be muted quickly
 LEADER_STALLS = ["stall_rf1_50", "stall_rf1_5000", LONG_STALL]
 
@@ -56,7 +61,7 @@ def _replay(name: str, policy: TopicPolicy | None = None) -> Replay:
 
 def test_the_corpus_is_complete() -> None:
     names = sorted(p.name.removesuffix(".jsonl.gz") for p in TRACES.glob("*.jsonl.gz"))
-    assert names == sorted([*HEALTHY, *FAULTS, OVERLOADED, OVERLOADED_NO_FAULT, WIDE, MAJORITY_LIMP])
+    assert names == sorted([*HEALTHY, *FAULTS, OVERLOADED, OVERLOADED_NO_FAULT, WIDE, MAJORITY_LIMP, BLOCKED_WRITER])
 
 
 @pytest.mark.parametrize("name", HEALTHY)
@@ -245,3 +250,26 @@ def test_the_unroutable_stall_goal_fails_without_the_served_elsewhere_judgement(
     monkeypatch.setattr(scan, "JUDGEMENTS", tuple(j for j in scan.JUDGEMENTS if j is not scan._elsewhere))
     with pytest.raises(AssertionError, match="healthy broker"):
         _mutes_only_the_stalled_leader_once_another_answers(_replay(UNROUTABLE))
+
+
+def test_a_writer_blocked_on_its_own_queue_keeps_its_peers() -> None:
+    """After the limp, the producer writes nothing from 40.7 s to 41.8 s (its queue is full). Written-to-lately
+    counts back from its last write, so its 20 partitions stay peers: broker 3's messages (37 s old) and broker 5's
+    (10 s) waited no longer than the better-served quarter did meanwhile, and the brokers' slow round trips in
+    librdkafka's statistics mute nothing."""
+    assert _replay(BLOCKED_WRITER).mutes() == []
+
+
+def test_the_blocked_writer_goal_fails_when_activity_counts_from_now(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sensitive: counted from now, every partition is inactive 1 s into the block, the round has no peers and no
+    normal, and the statistics' latency verdicts mute every waiting partition of brokers 3 and 5 (41.8 s)."""
+    from mutepro.mute import rounds
+
+    def from_now(
+        t: TopicRecord, load_of: scan.LoadReader, now: float, busy: frozenset[int] | None = None,
+    ) -> scan.TopicScan:
+        t.last_write_at = now
+        return scan.scan_topic(t, load_of, now, busy)
+
+    monkeypatch.setattr(rounds, "scan_topic", from_now)
+    assert {d.broker for d in _replay(BLOCKED_WRITER).mutes()} == {3, 5}
