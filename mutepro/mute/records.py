@@ -128,6 +128,7 @@ class TopicRecord:
         "acks_all",
         "avoid_episodes",
         "avoided",
+        "first_write_at",
         "isrs",
         "last_write_at",
         "local",
@@ -167,6 +168,7 @@ class TopicRecord:
         # measured from (see scan.scan_topic), so that a producer blocked on its own full queue for a second does
         # not make every partition inactive and leave its rounds without peers to compare with.
         self.last_write_at: float | None = None
+        self.first_write_at: float | None = None  # ... and first: the topic's cold start (see outliers.age_outliers)
         # The closed partitions whose messages waited beyond normal in the last round (None: no round yet): the
         # ones a broker verdict from librdkafka's statistics mutes (see mutepro.mute.brokers.BrokerJudge).
         self.waiting: frozenset[int] | None = None

@@ -182,6 +182,8 @@ def scan_topic(t: TopicRecord, load_of: LoadReader, now: float, busy: frozenset[
             load = since_reset(part, load, now)
         if load.sent != part.last_sent:
             part.last_sent, part.active_at, t.last_write_at = load.sent, now, now
+            if t.first_write_at is None:
+                t.first_write_at = now
         if load.sent > load.outstanding or load.warm:
             part.reported_ever = True  # some message got its report (judged or not: the first ones are not)
         age = load.oldest_age_s or 0.0

@@ -24,6 +24,7 @@ class StubBreaker:
 
 def topic(partitions: int = 12, leaders: int = 3, policy: TopicPolicy | None = None) -> TopicRecord:
     t = TopicRecord("t", policy or TopicPolicy())
+    t.first_write_at = t.last_write_at = 0.0  # written to long before (past its cold start)
     for p in range(partitions):
         part = PartitionRecord(p, StubBreaker(), [])  # type: ignore[arg-type]  # the rules read state/reason
         part.leader = p % leaders + 1

@@ -7,6 +7,7 @@ import pytest
 from pydantic import ValidationError
 
 from mutepro.detect.model import MuteReason, Verdict
+from mutepro.detect.stats import StatsSnapshot
 from mutepro.mute.brokers import (
     BrokerJudge,
     acks_wait_for_isr,
@@ -201,3 +202,26 @@ class TestBrokerSettings:
     def test_hold_longer_than_its_maximum_names_the_field(self) -> None:
         with pytest.raises(ValidationError, match="latency_hold_ms"):
             BrokerConfig(latency_hold_ms=90_000)
+
+
+class TestInferredVerdicts:
+    """A broker verdict that rests on no fresh look at a partition does not outweigh that partition's probes."""
+
+    def test_a_held_latency_verdict_spares_partitions_probed_since_its_evidence(self) -> None:
+        """Broker 2's rtt p99 is 800 ms against 20 ms twice (caught at 11 s, held 5 s); at 13 s it has no round
+        trips (muted): the verdict holds on its 11 s evidence. Partitions 1 and 4 passed their probes at 12 s,
+        after that evidence: spared. Partition 7 closed at 10.5 s, 10 never muted: muted again."""
+        t = topic()
+        judge = BrokerJudge(BrokerConfig())
+
+        def emission(p99: float, samples: int = 10) -> StatsSnapshot:
+            brokers = [stats_broker(1, p99=20.0), stats_broker(2, p99=p99, samples=samples), stats_broker(3, p99=20.0)]
+            return snapshot(brokers, {0: 1, 1: 2, 2: 3})
+
+        assert list(judge.judge([t], emission(800.0), 10.0)) == []  # one slow emission: not yet
+        assert sorted(c[1].partition for c in judge.judge([t], emission(800.0), 11.0)) == [1, 4, 7, 10]
+        t.partitions[1].closed_at = t.partitions[4].closed_at = 12.0
+        t.partitions[7].closed_at = 10.5
+        held = list(judge.judge([t], emission(0.0, samples=0), 13.0))
+        assert held and "held_until_s" in held[0][2].detail
+        assert sorted(c[1].partition for c in held) == [7, 10]

@@ -67,6 +67,16 @@ class TestCongestionAge:
 
 
 class TestAgeOutlierRule:
+    @pytest.fixture(autouse=True)
+    def _past_its_cold_start(self, rig: Rig) -> None:
+        """The topic was first written to longer ago than its cold start (slow_call.cold_start_ms, 5 s)."""
+        for p in range(6):
+            rig.send(p)
+        rig.evaluate()
+        for p in range(6):
+            rig.settle(p)
+        rig.clock.advance(6.0)
+
     def _traffic(self, rig: Rig, lagging: dict[int, float]) -> list[tuple[str, int]]:
         """Every partition got messages (after one warm report each); all but ``lagging`` delivered them 50 ms
         later, those hold one of the given age."""
@@ -117,6 +127,17 @@ class TestAgeOutlierRule:
         assert {p for _, p in opened} == {1, 4, 5}
         outlier = next(e for e in rig.events if e.partition == 1)
         assert outlier.reason == "slow_call" and outlier.detail["rule"] == "outlier"
+
+    def test_in_the_topics_cold_start_a_second_deep_episode_only_steers(self, clock: FakeClock) -> None:
+        """The same two deep episodes within the topic's first 5 s of being written to: its brokers are creating
+        its logs then; avoided, not muted."""
+        rig = Rig(clock)
+        rig.mgr.rounds.ensure_topic(T, 6, LEADERS)
+        self._traffic(rig, {1: 0.5, 4: 0.5})
+        self._episode_ends(rig, 1, 4)
+        assert self._traffic(rig, {1: 0.5, 4: 0.5}) == []
+        snap = rig.mgr.snapshot(T)
+        assert snap is not None and snap.avoided == frozenset({1, 4, 5})
 
     def test_a_shallow_episode_then_a_deep_one_only_steers(self, rig: Rig) -> None:
         """0.2 s behind (under the 0.4 s mute floor), then 0.5 s: a healthy broker's two pauses, nothing muted."""

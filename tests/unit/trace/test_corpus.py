@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -22,7 +23,9 @@ from mutepro.policy.schema import TopicPolicy
 from mutepro.trace import Replay, open_trace, replay, summarize
 
 TRACES = Path(__file__).resolve().parents[2] / "traces"
-HEALTHY = ["healthy_quiet_50", "healthy_saturated"]
+#: ... and healthy_start_300p: the fault matrix's stall_300p_open cell up to its stall (a fresh 300-partition topic,
+#: open loop at 20,000 msg/s): 4 s in, broker 2 pauses twice for 0.45 s within 2 s while creating the new logs
+HEALTHY = ["healthy_quiet_50", "healthy_saturated", "healthy_start_300p"]
 #: a saturated closed loop over a fresh 1,200-partition topic: its start-up waits on the new partitions' logs
 WIDE = "healthy_saturated_1200"
 #: RF 3, acks=all, broker 2 of 3 stalled; the producer writes 2 partitions at 20 msg/s, one led by broker 2 and
@@ -46,6 +49,9 @@ MAJORITY_LIMP = "limp_majority_leader_saturated"
 #: 80 % of every second from 10.8 s to 30.8 s), kept from 30 s on: the backlog drains unevenly, messages up to 37 s
 #: old, and at 40.7 s the producer, blocked on its full queue, writes nothing for over a second
 BLOCKED_WRITER = "limp_5b_rf3_all_keyed_tail"
+#: the fault matrix's limp_300p_saturated cell: a saturated loop over 300 partitions, broker 2 stopped 80 % of every
+#: second from 12.4 s to 32.4 s; librdkafka's statistics catch its round trips until the limp ends
+WIDE_LIMP = "limp_300p_saturated"
 #: leader stalls with RF 1: only the stalled broker's partitions wait, and they must be muted quickly
 LEADER_STALLS = ["stall_rf1_50", "stall_rf1_5000", LONG_STALL]
 
@@ -61,7 +67,8 @@ def _replay(name: str, policy: TopicPolicy | None = None) -> Replay:
 
 def test_the_corpus_is_complete() -> None:
     names = sorted(p.name.removesuffix(".jsonl.gz") for p in TRACES.glob("*.jsonl.gz"))
-    assert names == sorted([*HEALTHY, *FAULTS, OVERLOADED, OVERLOADED_NO_FAULT, WIDE, MAJORITY_LIMP, BLOCKED_WRITER])
+    assert names == sorted([*HEALTHY, *FAULTS, OVERLOADED, OVERLOADED_NO_FAULT, WIDE, MAJORITY_LIMP, BLOCKED_WRITER,
+                            WIDE_LIMP])
 
 
 @pytest.mark.parametrize("name", HEALTHY)
@@ -273,3 +280,39 @@ def test_the_blocked_writer_goal_fails_when_activity_counts_from_now(monkeypatch
 
     monkeypatch.setattr(rounds, "scan_topic", from_now)
     assert {d.broker for d in _replay(BLOCKED_WRITER).mutes()} == {3, 5}
+
+
+def _wide_limp_let_go() -> float | None:
+    (fault,) = summarize(_replay(WIDE_LIMP)).faults
+    return fault.unmuted_after_s
+
+
+def test_a_held_latency_verdict_does_not_outweigh_passed_probes() -> None:
+    """After the limp, the partitions whose probes pass are not muted again by the broker verdict held from broker 2's
+    last slow statistics emission (before they passed): every partition is unmuted within 5 s of the fault's end."""
+    let_go = _wide_limp_let_go()
+    assert let_go is not None and let_go <= 5.0, let_go
+
+
+def test_the_wide_limp_let_go_fails_when_held_verdicts_outweigh_probes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sensitive: with a held verdict taken as fresh evidence (no time of its own), partitions that passed their
+    probes after the limp are muted again within 0.6 s, the last let go 9.3 s after the fault."""
+    from mutepro.detect.broker import BrokerDetector
+
+    hold = BrokerDetector._hold_latency
+
+    def undated(self: BrokerDetector, now: float, found: Any, add: Any) -> None:
+        hold(self, now, found, lambda node, cause, figures: add(
+            node, cause, {k: v for k, v in figures.items() if k != "held_until_s"}))
+
+    monkeypatch.setattr(BrokerDetector, "_hold_latency", undated)
+    let_go = _wide_limp_let_go()
+    assert let_go is not None and let_go > 5.0, let_go
+
+
+def test_the_healthy_start_goal_fails_without_the_topics_cold_start() -> None:
+    """Sensitive: with slow_call.cold_start_ms 0, broker 2's two pauses on the fresh 300-partition topic are a
+    limp's pattern to the outlier rule: 8 of its partitions muted 4.3-4.6 s in."""
+    cold = TopicPolicy.model_validate({"slow_call": {"cold_start_ms": 0}})
+    mutes = _replay("healthy_start_300p", cold).mutes()
+    assert mutes and {d.broker for d in mutes} == {2} and min(d.t for d in mutes) < 5.0
