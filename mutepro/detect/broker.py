@@ -94,6 +94,7 @@ class BrokerDetector:
         self._down_since: dict[int, float] = {}
         self._slow_streak: dict[int, int] = {}  # broker -> statistics emissions in a row over the latency rule
         self._streak_stats: StatsSnapshot | None = None  # the emission the streaks last counted
+        self._streak_seen_at = 0.0  # ... and when this detector first saw it
 
     def evaluate(
         self,
@@ -151,7 +152,10 @@ class BrokerDetector:
             if now >= until + self.latency_max_hold_s:
                 del self._latency_held[node]  # fine for a whole maximum hold: the next offence starts over
             elif now < until and node not in found:
-                add(node, "latency", {**figures, "held_until_s": round(until - now, 3), "hold_s": hold})
+                add(node, "latency", {
+                    **figures, "held_until_s": round(until - now, 3), "hold_s": hold,
+                    "evidence_age_s": round(now - (until - hold), 3),  # its last slow emission
+                })
 
     def _caught(self, node: int, now: float, figures: dict[str, float | int | str]) -> None:
         held = self._latency_held.get(node)
@@ -165,7 +169,8 @@ class BrokerDetector:
 
     def _check_latency(self, stats: StatsSnapshot, now: float, add: _Add) -> None:
         fresh = stats is not self._streak_stats  # evaluate runs every tick; emissions come every second or so
-        self._streak_stats = stats
+        if fresh:
+            self._streak_stats, self._streak_seen_at = stats, now
         p99 = {n: b.rtt_p99_ms for n, b in stats.brokers.items() if b.state == "UP" and b.rtt_samples > 0}
         if len(p99) < 3:
             self._slow_streak.clear()
@@ -184,6 +189,8 @@ class BrokerDetector:
                     "median_rtt_p99_ms": round(median, 3),
                     "latency_factor": self.latency_factor,
                     "snapshots": self._slow_streak[node],
+                    # how old the emission this rests on is: a verdict is re-given every round until the next one
+                    "evidence_age_s": round(now - self._streak_seen_at, 3),
                 }
                 if fresh:
                     self._caught(node, now, figures)

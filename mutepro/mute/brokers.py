@@ -55,26 +55,28 @@ class BrokerJudge:
         for broker, verdict in verdicts.items():
             if broker not in self._verdicts:
                 log.warning("broker_muted", broker=broker, reason=verdict.describe(), **plain_fields(verdict.detail))
-            only_counts = str(verdict.detail.get("cause", "")) == "bad_partitions"
-            # A partition that passed its probes after the evidence a broker verdict rests on is fresher evidence
-            # than the verdict, when that evidence is no look at the partition itself: its neighbours' state
-            # (counts, taken as at most breaker.retry_interval_ms old), or a latency verdict held from the
-            # broker's last slow statistics emission (a muted broker's rtt says nothing). Without the second, a
-            # limp over 300 partitions let its last partitions go 9.3 s after the fault: they passed their probes
-            # after it ended, and the 5 s hold from its last slow emission muted each again for another 4 s of
-            # backoff (trace limp_300p_saturated).
-            held = verdict.detail.get("held_until_s")
+            causes = str(verdict.detail.get("cause", "")).split(",")
+            only_counts = causes == ["bad_partitions"]
+            # A partition that passed its probes after every piece of evidence a broker verdict rests on is fresher
+            # evidence than the verdict: its neighbours' state (counts, taken as at most breaker.retry_interval_ms
+            # old) or librdkafka's statistics emission (a latency verdict is given every round from the last
+            # emission, and held from it for latency_hold_ms once the broker is muted and has no round trips to
+            # measure); a broker down now is never outweighed. Without it a limp over 300 partitions let its last
+            # partitions go 9.3 s after the fault: they passed their probes after it ended, and the verdict from
+            # its last slow emission muted each again for another 4 s of backoff (trace limp_300p_saturated).
             for t in topics:
-                if only_counts:
-                    evidence_at: float | None = now - t.runtime.retry_interval_s
-                elif isinstance(held, float | int):
-                    evidence_at = now + float(held) - float(verdict.detail.get("hold_s", 0.0))
-                else:
-                    evidence_at = None
+                evidence: list[float] = []
+                if "bad_partitions" in causes:
+                    evidence.append(now - t.runtime.retry_interval_s)
+                if "latency" in causes:
+                    evidence.append(now - float(verdict.detail.get("evidence_age_s", 0.0)))
+                if "down" in causes:
+                    evidence.append(now)
+                evidence_at = max(evidence, default=now)
                 for part in t.partitions.values():
                     if part.leader != broker or part.breaker.state is not BreakerState.CLOSED:
                         continue
-                    if evidence_at is not None and part.closed_at is not None and part.closed_at > evidence_at:
+                    if part.closed_at is not None and part.closed_at > evidence_at:
                         continue  # it passed its probes since: direct evidence beats an inference
                     if not only_counts and t.waiting is not None and part.partition not in t.waiting:
                         # a broker slow or down by its statistics: only the partitions whose own messages wait

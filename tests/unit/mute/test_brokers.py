@@ -207,10 +207,11 @@ class TestBrokerSettings:
 class TestInferredVerdicts:
     """A broker verdict that rests on no fresh look at a partition does not outweigh that partition's probes."""
 
-    def test_a_held_latency_verdict_spares_partitions_probed_since_its_evidence(self) -> None:
-        """Broker 2's rtt p99 is 800 ms against 20 ms twice (caught at 11 s, held 5 s); at 13 s it has no round
-        trips (muted): the verdict holds on its 11 s evidence. Partitions 1 and 4 passed their probes at 12 s,
-        after that evidence: spared. Partition 7 closed at 10.5 s, 10 never muted: muted again."""
+    def test_a_latency_verdict_spares_partitions_probed_since_its_emission(self) -> None:
+        """Broker 2's rtt p99 is 800 ms against 20 ms twice (caught at 11 s, held 5 s). Partitions 1 and 4 passed
+        their probes at 12 s, after that emission: spared, both while the same emission is re-judged (12.05 s) and
+        once it is held because broker 2 has no round trips left (13 s). Partition 7 closed at 10.5 s and 10 was
+        never muted: muted again."""
         t = topic()
         judge = BrokerJudge(BrokerConfig())
 
@@ -219,8 +220,13 @@ class TestInferredVerdicts:
             return snapshot(brokers, {0: 1, 1: 2, 2: 3})
 
         assert list(judge.judge([t], emission(800.0), 10.0)) == []  # one slow emission: not yet
-        assert sorted(c[1].partition for c in judge.judge([t], emission(800.0), 11.0)) == [1, 4, 7, 10]
+        slow = emission(800.0)
+        assert sorted(c[1].partition for c in judge.judge([t], slow, 11.0)) == [1, 4, 7, 10]
         t.partitions[1].closed_at = t.partitions[4].closed_at = 12.0
+        # the same emission a round later (no new one yet): the verdict rests on 11 s evidence
+        again = list(judge.judge([t], slow, 12.05))
+        assert again[0][2].detail["evidence_age_s"] == 1.05
+        assert sorted(c[1].partition for c in again) == [7, 10]
         t.partitions[7].closed_at = 10.5
         held = list(judge.judge([t], emission(0.0, samples=0), 13.0))
         assert held and "held_until_s" in held[0][2].detail
