@@ -193,11 +193,6 @@ def probe_limit(t: TopicRecord, peaks: Mapping[int, float], normal_s: float | No
     return max(bar, normal_s or 0.0)
 
 
-#: How far a leader's oldest undelivered message must be behind every other leader's for a slow partition to be
-#: its leader's doing rather than the producer's own queue (see :func:`leader_behind`).
-LEADER_FACTOR = 2.0
-
-
 def oldest_by_leader(t: TopicRecord, ages: Mapping[int, float]) -> dict[int, float]:
     """Per known leader, the oldest undelivered age among its partitions in ``ages`` (partition -> age)."""
     oldest: dict[int, float] = {}
@@ -208,11 +203,13 @@ def oldest_by_leader(t: TopicRecord, ages: Mapping[int, float]) -> dict[int, flo
     return oldest
 
 
-def leader_behind(leader: int, oldest: Mapping[int, float], floor_s: float = 0.0) -> bool:
-    """Whether ``leader``'s oldest message is more than :data:`LEADER_FACTOR` x the youngest other leader's
-    oldest, and more than ``floor_s``; also True with nothing to compare (an unknown leader, or no other leader
-    with traffic)."""
+def leader_behind(leader: int, oldest: Mapping[int, float]) -> bool:
+    """Whether ``leader``'s oldest message is older than some other leader's oldest (``oldest``: per leader with
+    traffic), i.e. another broker is serving the producer better; also True with nothing to compare (an unknown
+    leader, or no other leader with traffic). It was a 2x margin over the youngest other leader's until the trace
+    corpus showed the same decisions with none (the wide 1,200-partition start, the one trace where this rule
+    decides anything: 9 false mutes either way, 11 without the rule)."""
     others = [a for n, a in oldest.items() if n != leader]
     if leader < 0 or leader not in oldest or not others:
         return True
-    return oldest[leader] > max(floor_s, LEADER_FACTOR * min(others))
+    return oldest[leader] > min(others)

@@ -20,6 +20,11 @@ class TestLeaders:
         assert oldest_by_leader(t, {0: 0.2, 3: 0.7, 1: 0.1}) == {1: 0.7, 2: 0.1}
         assert leader_behind(-1, {1: 1.0, 2: 1.0}) and leader_behind(3, {1: 1.0, 2: 1.0})
 
+    def test_a_leader_is_behind_when_another_holds_nothing_as_old(self) -> None:
+        """1.5 s against another leader's 1.0 s: behind; 1.0 s when every other leader holds 1.0-2.0 s: not."""
+        assert leader_behind(1, {1: 1.5, 2: 1.0})
+        assert not leader_behind(1, {1: 1.0, 2: 1.0, 3: 2.0})
+
 
 NOW = 100.0
 
