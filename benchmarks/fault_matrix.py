@@ -53,6 +53,7 @@ from fault_matrix_metrics import (
     Event,
     Span,
     delivery_figures,
+    lost_acked_by_partition,
     markdown,
     mute_figures,
     readback_figures,
@@ -488,6 +489,7 @@ def run_producer(cluster: Any, admin: Any, cell: Cell, kind: str, sched: Schedul
     figures: dict[str, Any] = {
         **delivery_figures(sent, done, state, t0, windows),
         **readback_figures(state, copies),
+        "lost_acked_by_partition": lost_acked_by_partition(state, copies, partition),
         "buffer_errors": meta["buffer_errors"], "rejected": meta["rejected"], "offered": meta["offered"],
         "left_after_flush": meta["left_after_flush"], "tail_s": meta["tail_s"],
         "flush_s": round(meta["end"] - meta["load_end"] - meta["tail_s"], 2),

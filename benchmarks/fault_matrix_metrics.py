@@ -141,6 +141,17 @@ def readback_figures(state: np.ndarray, copies: np.ndarray) -> dict[str, int]:
     }
 
 
+def lost_acked_by_partition(state: np.ndarray, copies: np.ndarray, partition: np.ndarray) -> dict[int, int]:
+    """Per partition (as the delivery report said), the acknowledged messages the read back did not find: where an
+    acks=1 loss happened (a leader killed before its followers had them) or, anywhere else, a bug."""
+    n = min(len(state), len(partition))
+    found = np.zeros(n, dtype=bool)
+    found[: min(n, len(copies))] = copies[:n] > 0
+    lost = (state[:n] == DELIVERED) & ~found
+    parts, counts = np.unique(partition[:n][lost], return_counts=True)
+    return {int(p): int(c) for p, c in zip(parts, counts, strict=True)}
+
+
 def mute_figures(
     events: Sequence[Event],
     spans: Sequence[Span],

@@ -195,12 +195,23 @@ def served_elsewhere(
         if reason is not None and reason.reason != MuteReason.MANUAL and parts[p].forced_by is None:
             leaders.add(parts[p].leader)
     last = last_delivery_by_leader(t)
+    # (leader, when last written) of the written partitions that hold nothing now: each delivered every message
+    # sent to it up to then. One written in or after the round that counted a waiting message was answered for
+    # messages sent with it: a producer that writes one burst and stops (a Spark task's last rows) has no delivery
+    # strictly after that round, yet every other broker answered the burst while this one holds its share.
+    drained = [
+        (parts[q].leader, at) for q in active
+        if q in parts and held.get(q, 0.0) == 0.0 and (at := parts[q].active_at) is not None
+    ]
     dropped: list[Candidate] = []
     for c in slow:
         leader, p = c[1].leader, c[1].partition
         if leader < 0 or (leaders <= {leader} and not waits_for_others(t, p)):
             continue  # the sole leader of what the producer writes, and the only broker it waits on
-        if not delivered_since(last, now - held.get(p, 0.0), (leader,)):
+        since = now - held.get(p, 0.0)
+        if delivered_since(last, since, (leader,)):
+            continue
+        if not any(other != leader and other >= 0 and at >= since for other, at in drained):
             dropped.append(c)
     if not dropped:
         return candidates

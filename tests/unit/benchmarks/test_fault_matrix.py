@@ -23,6 +23,7 @@ from fault_matrix_metrics import (
     cell_verdict,
     delivery_figures,
     goal,
+    lost_acked_by_partition,
     markdown,
     mute_figures,
     readback_figures,
@@ -352,3 +353,11 @@ def test_closed_loop_stops_at_its_time_and_muted_reads_the_last_event_per_partit
     assert clock.now >= 50.01
     assert load.muted([(1.0, "mute", 3, 2, "slow"), (2.0, "probe", 3, 2, "slow")])
     assert not load.muted([(1.0, "mute", 3, 2, "slow"), (3.0, "unmute", 3, 2, "unmute")])
+
+
+def test_lost_acknowledged_messages_are_counted_per_partition() -> None:
+    """#1 (partition 2) and #4 (partition 0) acked and missing; #2 failed, #3 read back: {0: 1, 2: 1}."""
+    state = np.array([DELIVERED, DELIVERED, FAILED, DELIVERED, DELIVERED], dtype=np.uint8)
+    copies = np.array([1, 0, 0, 1, 0], dtype=np.int32)
+    partition = np.array([0, 2, 1, 1, 0], dtype=np.int16)
+    assert lost_acked_by_partition(state, copies, partition) == {0: 1, 2: 1}

@@ -188,6 +188,18 @@ class TestServedElsewhere:
         t.partitions[2].delivered_at = 98.5
         assert served_elsewhere(t, candidates(t, self.STALLED, [1]), {1: 1.5}, [1, 2], 100.0) == []
 
+    def test_a_burst_answered_elsewhere_keeps_the_verdict(self) -> None:
+        """One burst to every partition at 98.5 (the round that counted the waiting message), then nothing: broker
+        3's partition 2 delivered all of it (holds nothing), broker 2's partition 1 still waits 1.5 s on. No
+        delivery is strictly after 98.5, but partition 2 answered what was sent with it: the verdict stands. Not
+        when partition 2 was last written before that round, nor while it still holds a message."""
+        t = topic()
+        t.partitions[2].delivered_at = 98.5
+        for written, holds, kept in ((98.5, 0.0, 1), (98.45, 0.0, 0), (98.5, 0.3, 0)):
+            t.partitions[2].active_at = written
+            held = {1: 1.5, 2: holds}
+            assert len(served_elsewhere(t, candidates(t, self.STALLED, [1]), held, [1, 2], 100.0)) == kept
+
     def test_the_sole_leader_of_what_is_written_keeps_its_verdicts(self) -> None:
         """A rack-aware producer writes only broker 2's partitions 1, 4, 7, 10; broker 2 stalls and no other broker
         is written to, so none can answer: the stall verdicts stand, as the stall rule gives them."""
