@@ -16,7 +16,6 @@ from mutepro.mute.transitions import BreakerState
 log = get_logger("mutepro.producer")
 
 
-
 def age_outliers(
     t: TopicRecord,
     ages: Mapping[int, float],

@@ -14,7 +14,7 @@ from collections.abc import Collection, Mapping
 
 from mutepro.detect.model import MuteReason
 from mutepro.logs import get_logger
-from mutepro.mute.answered import delivered_since, last_delivery_by_leader
+from mutepro.mute.answered import delivered_since, drained_by_leader, drained_since, last_delivery_by_leader
 from mutepro.mute.brokers import waits_for_others
 from mutepro.mute.records import Candidate, TopicRecord
 from mutepro.mute.transitions import BreakerState
@@ -195,23 +195,14 @@ def served_elsewhere(
         if reason is not None and reason.reason != MuteReason.MANUAL and parts[p].forced_by is None:
             leaders.add(parts[p].leader)
     last = last_delivery_by_leader(t)
-    # (leader, when last written) of the written partitions that hold nothing now: each delivered every message
-    # sent to it up to then. One written in or after the round that counted a waiting message was answered for
-    # messages sent with it: a producer that writes one burst and stops (a Spark task's last rows) has no delivery
-    # strictly after that round, yet every other broker answered the burst while this one holds its share.
-    drained = [
-        (parts[q].leader, at) for q in active
-        if q in parts and held.get(q, 0.0) == 0.0 and (at := parts[q].active_at) is not None
-    ]
+    drained = drained_by_leader(t, active, held)
     dropped: list[Candidate] = []
     for c in slow:
         leader, p = c[1].leader, c[1].partition
         if leader < 0 or (leaders <= {leader} and not waits_for_others(t, p)):
             continue  # the sole leader of what the producer writes, and the only broker it waits on
         since = now - held.get(p, 0.0)
-        if delivered_since(last, since, (leader,)):
-            continue
-        if not any(other != leader and other >= 0 and at >= since for other, at in drained):
+        if not (delivered_since(last, since, (leader,)) or drained_since(drained, since, (leader,))):
             dropped.append(c)
     if not dropped:
         return candidates

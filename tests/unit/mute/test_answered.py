@@ -3,7 +3,7 @@ judgement and of the Spark sink's flush hedge."""
 
 from __future__ import annotations
 
-from mutepro.mute.answered import answered_meanwhile, last_delivery_by_leader
+from mutepro.mute.answered import answered_meanwhile, drained_by_leader, drained_since, last_delivery_by_leader
 from tests.unit.mute._rules import topic
 
 
@@ -22,3 +22,14 @@ def test_answered_meanwhile_excludes_the_brokers_asked_about_and_is_strict() -> 
     assert not answered_meanwhile(t, {1}, 6.5)  # broker 2's 6.0 came before
     assert not answered_meanwhile(t, {2}, 7.0)  # strictly after
     assert not answered_meanwhile(t, {1, 2}, 0.0)
+
+
+def test_drained_partitions_per_leader() -> None:
+    """Partitions 0 and 3 (broker 1) written at 5.0 and 7.0 and holding nothing, partition 1 (broker 2) written at
+    6.0 but still holding a message: broker 1 drained what it was sent up to 7.0; at or after 7.0 counts."""
+    t = topic()
+    t.partitions[0].active_at, t.partitions[3].active_at, t.partitions[1].active_at = 5.0, 7.0, 6.0
+    drained = drained_by_leader(t, [0, 1, 3], {0: 0.0, 1: 0.4, 3: 0.0})
+    assert drained == {1: 7.0}
+    assert drained_since(drained, 7.0, (2,)) and not drained_since(drained, 7.01, (2,))
+    assert not drained_since(drained, 5.0, (1,))
