@@ -152,6 +152,7 @@ def build_fast_path(
         sticky_bytes=int(chooser.sticky_bytes or 0) if chooser is not None else 0,
         linger_s=float(chooser.linger_s or 0.0) if chooser is not None else 0.0,
         inline_poll_every=inline_poll_every,
+        queue_max_messages=tracker.buffer_max_messages,
         **({"reroutes": reroutes} if reroutes is not None else {}),
     )
     # the C constructor takes the path's own inputs; what it hands back to Python is set here, before anyone

@@ -49,6 +49,7 @@ class SlowPath:
             # partitions the message exactly as the plain client would.
             core.want_metadata(topic)
         try:
+            core.fast.check_queue()  # reports queued for the application's poll hold their places (FastPath)
             if partition is not None and partition != -1:
                 # as given, also when negative: librdkafka answers with the plain client's error (-1 alone means
                 # "choose for me")

@@ -532,6 +532,45 @@ class TestDropIn:
         assert fast.direct_reports > 0
         producer.close()
 
+    @pytest.mark.parametrize("client", ["plain", "mute"])
+    def test_reports_waiting_for_poll_count_against_the_queue(
+        self, kafka_cluster: LocalCluster, topic_factory, client: str
+    ) -> None:
+        """A producer that polls only when produce() raises BufferError (confluent-kafka's documented pattern),
+        paced at 500 messages per 20 ms, queue.buffering.max.messages 5,000, a healthy cluster (RF 1, acks=all):
+        the brokers answer between bursts, so what fills the queue is reports waiting for poll(). With either
+        client the messages not yet handed to their callbacks never pass 5,000 plus one burst, and BufferError
+        comes. Before MuteProducer counted the reports it serves early into its callback queue, len() reached
+        15,000 here (every message of the run) and no BufferError came."""
+        topic = topic_factory(partitions=6, replication_factor=1)
+        conf = kafka_cluster.client_config(**{"queue.buffering.max.messages": 5000, "linger.ms": 5})
+        producer: Any = Producer(conf) if client == "plain" else MuteProducer(conf)
+        reported = [0]
+
+        def count(err: Any, msg: Any) -> None:
+            reported[0] += 1
+
+        producer.produce(topic, b"warm", on_delivery=count)
+        assert producer.flush(30) == 0
+        most = buffer_errors = 0
+        accepted = 1
+        for _ in range(30):
+            for _ in range(500):
+                try:
+                    producer.produce(topic, b"x" * 100, on_delivery=count)
+                    accepted += 1
+                except BufferError as e:
+                    assert str(e) == "Local: Queue full"
+                    buffer_errors += 1
+                    producer.poll(0.001)
+            most = max(most, len(producer))
+            time.sleep(0.02)  # the application's pace, not a wait for anything
+        assert producer.flush(30) == 0 and reported[0] == accepted
+        assert buffer_errors > 0, "the queue never filled: the loop never had to poll"
+        assert most <= 5000 + 500, most
+        if client == "mute":
+            producer.close()
+
     def test_stats_and_error_callbacks_still_reach_the_application(self, kafka_cluster: LocalCluster) -> None:
         """The user's stats_cb is served from poll() with librdkafka's JSON, as with the plain client."""
         seen: list[str] = []

@@ -186,6 +186,7 @@ class Rig:
         inline_poll_every: int = 10_000,
         reroutes: dict[tuple[str, int], dict[int, int]] | None = None,
         linger_s: float = 60.0,
+        queue_max_messages: int = 1000,
     ) -> None:
         self.inner = FakeInner()
         self.tracker = OutstandingTracker(1000, 1 << 20)
@@ -203,7 +204,7 @@ class Rig:
             tallies=self.tracker.topics, holds=self.holds, slow_produce=self._slow, on_report=self._on_report,
             queue=self.queue, picker=self._pick, default_cb=None, counts=self.tracker.totals, key_mode=key_mode,
             only_errors=0, sticky_bytes=sticky_bytes, linger_s=linger_s, inline_poll_every=inline_poll_every,
-            **({"reroutes": reroutes} if reroutes is not None else {}),
+            queue_max_messages=queue_max_messages, **({"reroutes": reroutes} if reroutes is not None else {}),
         )
 
     def _slow(self, *args: Any, **kwargs: Any) -> str:
@@ -404,6 +405,49 @@ class TestFastPathProduce:
         with pytest.raises(BufferError):
             rig.fast.produce("t", b"v")
         assert rig.tracker.totals.buffer_errors == 1 and rig.tracker.sent_total == 0
+
+    def test_reports_queued_for_the_application_hold_their_places_in_the_queue(self) -> None:
+        """A loop that polls only on BufferError: the inline poll moves every report into the callback queue, and
+        those still count against queue.buffering.max.messages, as librdkafka counts a report until poll() serves
+        it. With 8 places, 8 messages are accepted, then BufferError (the plain client's words), counted, nothing
+        sent; the application's poll frees the places."""
+        rig = Rig(sticky_bytes=0, inline_poll_every=1, queue_max_messages=8)
+        delivered: list[Any] = []
+        raised: list[str] = []
+        pushed = 0
+        for _ in range(20):
+            for call in rig.inner.calls[pushed:]:
+                rig.inner.pending.append((call[4], None, FakeMsg("t", call[3])))  # librdkafka delivered it
+            pushed = len(rig.inner.calls)
+            try:
+                rig.fast.produce("t", b"v", on_delivery=lambda err, msg: delivered.append(msg))
+            except BufferError as e:
+                raised.append(str(e))
+        assert len(rig.inner.calls) == 8 and delivered == []
+        assert len(rig.queue) + rig.tracker.total == 8
+        assert raised == ["Local: Queue full"] * 12 and rig.tracker.totals.buffer_errors == 12
+        rig.queue.serve(0)  # the application's poll()
+        assert len(delivered) == len(rig.inner.calls) - rig.tracker.total
+        rig.fast.produce("t", b"v", on_delivery=lambda err, msg: None)
+        assert len(rig.inner.calls) == 9
+
+    def test_with_nothing_queued_librdkafka_alone_decides_when_the_queue_is_full(self) -> None:
+        """Messages outstanding in librdkafka alone never make mutepro raise: librdkafka's own count is exact."""
+        rig = Rig(sticky_bytes=0, queue_max_messages=4)
+        for _ in range(10):
+            rig.fast.produce("t", b"v")
+        assert len(rig.inner.calls) == 10 and rig.tracker.totals.buffer_errors == 0
+        rig.fast.check_queue()  # nothing queued: no error either
+
+    def test_check_queue_is_the_python_paths_question(self) -> None:
+        """check_queue() raises what produce() raises for a full queue, without counting it (the caller does)."""
+        rig = Rig(sticky_bytes=0, queue_max_messages=3)
+        rig.fast.produce("t", b"v")
+        rig.queue.put_report(lambda err, msg: None, FakeMsg("t", 0))
+        rig.queue.put_report(lambda err, msg: None, FakeMsg("t", 0))
+        with pytest.raises(BufferError, match="Local: Queue full"):
+            rig.fast.check_queue()
+        assert rig.tracker.totals.buffer_errors == 0
 
     def test_inline_poll_when_the_application_does_not_poll(self) -> None:
         """After inline_poll_every messages without an app poll, reports are served (and queued)."""
@@ -612,7 +656,7 @@ class TestProduceRows:
             inner_produce=broken, inner_poll=rig.inner.poll, snapshots=rig.snapshots, tallies=rig.tracker.topics,
             holds=rig.holds, slow_produce=rig._slow, on_report=rig._on_report, queue=rig.queue, picker=rig._pick,
             default_cb=None, counts=rig.tracker.totals, key_mode=fp.KP_CONSISTENT_RANDOM, only_errors=0,
-            sticky_bytes=1000, linger_s=60.0, inline_poll_every=10_000,
+            sticky_bytes=1000, linger_s=60.0, inline_poll_every=10_000, queue_max_messages=1000,
         )
         with pytest.raises(ValueError, match="boom"):
             rig.fast.produce_rows("t", [b"v"], None, None, "x-mutepro-row", "0:", 0, 0)
@@ -845,6 +889,7 @@ class TestReentrancy:
             tallies=rig.tracker.topics, holds=rig.holds, slow_produce=rig._slow, on_report=rig._on_report,
             queue=rig.queue, picker=rig._pick, default_cb=None, counts=rig.tracker.totals,
             key_mode=fp.KP_CONSISTENT_RANDOM, only_errors=0, sticky_bytes=0, linger_s=60.0, inline_poll_every=1,
+            queue_max_messages=1000,
         )
         follow_ups: list[Any] = []
 
