@@ -36,7 +36,7 @@ from typing import Any
 
 import confluent_kafka
 from bench_report import median
-from confluent_kafka import Consumer, TopicPartition
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient
 from rich.console import Console
 
@@ -103,9 +103,18 @@ class Bench:
 
     def end_offsets(self, topic: str) -> dict[int, int]:
         consumer = Consumer({"bootstrap.servers": self.cluster.bootstrap_servers, "group.id": "rack-bench"})
+        deadline = time.monotonic() + 30
         try:
-            return {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=15)[1]
-                    for p in range(PARTITIONS)}  # fmt: skip
+            while True:
+                try:
+                    return {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=15)[1]
+                            for p in range(PARTITIONS)}  # fmt: skip
+                except KafkaException as e:
+                    # a fresh consumer's first metadata may come from a broker that has not learned the topic
+                    # yet (UNKNOWN_PARTITION right after a stall): retriable, as Kafka's clients treat it
+                    if e.args[0].code() != KafkaError._UNKNOWN_PARTITION or time.monotonic() > deadline:
+                        raise
+                    time.sleep(0.2)
         finally:
             consumer.close()
 
