@@ -2444,10 +2444,6 @@ static PyObject *FastPath_polling(FastPath *self, PyObject *Py_UNUSED(ignored)) 
     return PyLong_FromSize_t((size_t)(poll_state_get(self) >> 1));
 }
 
-/* served_event(): a librdkafka event without an application callback (an error or throttle event when the
- * application set no error_cb / throttle_cb) was just served; inside the application's own poll()/flush() on this
- * thread it counts as served, as the plain client counts it: its poll(1.0) returns 1 after a connection error
- * event, whether or not an error_cb is set, so a loop waiting in poll() wakes as often with either client. */
 /* check_queue(): raises BufferError when a message produced now would overfill the queue (queue_full), as the C
  * produce() does before its own messages: the Python path's produce() asks here before it sends (it counts the
  * error itself). */
@@ -2457,6 +2453,10 @@ static PyObject *FastPath_check_queue(FastPath *self, PyObject *Py_UNUSED(ignore
     Py_RETURN_NONE;
 }
 
+/* served_event(): a librdkafka event without an application callback (an error or throttle event when the
+ * application set no error_cb / throttle_cb) was just served; inside the application's own poll()/flush() on this
+ * thread it counts as served, as the plain client counts it: its poll(1.0) returns 1 after a connection error
+ * event, whether or not an error_cb is set, so a loop waiting in poll() wakes as often with either client. */
 static PyObject *FastPath_served_event(FastPath *self, PyObject *Py_UNUSED(ignored)) {
     if ((poll_state_get(self) & 1) != 0)
         self->direct_reports++;
