@@ -100,7 +100,11 @@ STYLES: dict[str, str] = {
     "timestamp_kw": "produce(topic, value=value, key=key, timestamp=TS, on_delivery=cb)",
     # confluent-kafka's README loop: poll(0) before every produce() (on top of the loop's poll every 500)
     "poll_each": "poll(0); produce(topic, value, callback=cb)",
+    # the documented minimum: poll only when produce() raises BufferError (no poll every 500, see POLLS_EVERY)
+    "poll_on_full": "produce(topic, value, callback=cb)",
 }
+#: styles whose loop does not poll every POLL_EVERY messages (0: only on BufferError)
+POLLS_EVERY = {"poll_on_full": 0}
 
 _LOOP = """
 def loop(producer, topic, cb, sent, n, cap, stop_at, clock, keys, pad, P, H, TS):
@@ -120,10 +124,12 @@ def loop(producer, topic, cb, sent, n, cap, stop_at, clock, keys, pad, P, H, TS)
             continue
         sent[n] = clock()
         n += 1
-        if not n % {poll_every}:
+        if {poll_every} and not n % {poll_every}:
             poll(0)
             if clock() >= stop_at:
                 break
+        elif not {poll_every} and not n & 1023 and clock() >= stop_at:
+            break
     return n, errors
 """
 
@@ -136,7 +142,7 @@ def _loop_for(style: str) -> Callable[..., tuple[int, int]]:
     """The closed loop with ``style``'s call inlined (compiled once per style)."""
     if style not in _LOOPS:
         scope: dict[str, Any] = {}
-        source = _LOOP.format(call=STYLES[style], poll_every=POLL_EVERY)
+        source = _LOOP.format(call=STYLES[style], poll_every=POLLS_EVERY.get(style, POLL_EVERY))
         exec(compile(source, f"<saturated loop {style}>", "exec"), scope)  # our own template, compiled once
         _LOOPS[style] = scope["loop"]
     return _LOOPS[style]
