@@ -1210,6 +1210,14 @@ static int inline_poll(FastPath *fp) {
     return 0;
 }
 
+/* Messages in librdkafka plus callbacks queued for the application (``items``: the queue's deque length, three
+ * items per callback, rounded up as CallbackQueue.__len__ does): what is pending when nothing is held, awaiting a
+ * re-send or in a rescue's hands. Read by produce()'s queue bound and flush()'s count. */
+static Py_ssize_t plain_pending(FastPath *fp, Py_ssize_t items) {
+    long long outstanding = fp->counts->sent_total - fp->counts->reported_total;
+    return (Py_ssize_t)(outstanding > 0 ? outstanding : 0) + (items + 2) / 3;
+}
+
 /* A delivery report served early -- by produce()'s inline poll or the driver's tick, queued for the application's
  * next poll() -- still holds its message's place in queue.buffering.max.messages, as librdkafka holds it until the
  * application's poll() serves the report. 1 when produce() must raise BufferError as the plain client would: some
@@ -1225,9 +1233,7 @@ static int queue_full(FastPath *fp) {
     Py_ssize_t items = PyObject_Length(fp->queue_items);
     if (items <= 0)
         return items < 0 ? -1 : 0;
-    long long outstanding = fp->counts->sent_total - fp->counts->reported_total;
-    /* three deque items per queued callback, rounded up as CallbackQueue.__len__ does */
-    return (outstanding > 0 ? outstanding : 0) + (items + 2) / 3 >= fp->queue_max_messages;
+    return plain_pending(fp, items) >= fp->queue_max_messages;
 }
 
 /* queue_full() as the plain client's produce() answers a full queue: BufferError with librdkafka's words. 0, or -1
@@ -2375,9 +2381,7 @@ static Py_ssize_t pending_count(FastPath *fp) {
     if (resends < 0)
         return -1;
     if (resends == 0 && PyDict_GET_SIZE(fp->holds) == 0 && !fp->rescue_pending) {
-        long long outstanding = fp->counts->sent_total - fp->counts->reported_total;
-        /* three deque items per queued callback, rounded up as CallbackQueue.__len__ does */
-        return (Py_ssize_t)(outstanding > 0 ? outstanding : 0) + (queued + 2) / 3;
+        return plain_pending(fp, queued);
     }
     PyObject *n = PyObject_CallNoArgs(fp->pending);
     if (n == NULL)
