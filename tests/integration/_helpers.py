@@ -9,7 +9,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any
 
-from confluent_kafka import Consumer, KafkaError, Message
+from confluent_kafka import Consumer, KafkaError, Message, TopicPartition
 
 from mutepro.producer import MuteProducer
 
@@ -123,4 +123,40 @@ def consume_all(bootstrap: str, topic: str, expected: int, timeout_s: float = 60
             if msg.error() is None:
                 out.append(msg)
     consumer.close()
+    return out
+
+
+def end_offsets(bootstrap: str, topic: str, partitions: int) -> dict[int, int]:
+    """Each partition's high watermark: the offset its next message will get (fresh topics: its message count)."""
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"wm-{uuid.uuid4().hex[:8]}"})
+    try:
+        return {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in range(partitions)}
+    finally:
+        consumer.close()
+
+
+def consume_to_end(bootstrap: str, topic: str, partitions: int, timeout_s: float = 60.0) -> list[Message]:
+    """Every message written before the call: each partition read from its start up to its high watermark of now.
+
+    Unlike a count (``consume_all``), this cannot stop early on messages written later to another partition (a
+    stopped query's interrupted batch, a replayed duplicate) while an earlier one is still unread.
+    """
+    ends = {p: end for p, end in end_offsets(bootstrap, topic, partitions).items() if end > 0}
+    consumer = Consumer({
+        "bootstrap.servers": bootstrap, "group.id": f"check-{uuid.uuid4().hex[:8]}", "enable.auto.commit": False,
+    })
+    consumer.assign([TopicPartition(topic, p, 0) for p in ends])  # offset 0: fresh topics, nothing deleted
+    out: list[Message] = []
+    deadline = time.monotonic() + timeout_s
+    try:
+        while ends and time.monotonic() < deadline:
+            for msg in consumer.consume(1000, timeout=0.5):
+                if msg.error() is not None:
+                    continue
+                out.append(msg)
+                p, offset = msg.partition(), msg.offset()
+                if p in ends and offset is not None and offset + 1 >= ends[p]:
+                    del ends[p]
+    finally:
+        consumer.close()
     return out

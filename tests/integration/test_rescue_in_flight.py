@@ -4,13 +4,11 @@ producer is never purged (its messages wait for the broker, and are written exac
 
 from __future__ import annotations
 
-import uuid
 from collections import Counter
 from typing import Any
 
 import pytest
-from _helpers import consume_all, wait_for
-from confluent_kafka import Consumer, TopicPartition
+from _helpers import consume_all, end_offsets, wait_for
 
 from mutepro.cluster.launcher import LocalCluster
 from mutepro.producer import MuteProducer
@@ -24,11 +22,7 @@ COUNT = 600
 
 
 def _end_offsets(bootstrap: str, topic: str) -> int:
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"wm-{uuid.uuid4().hex[:8]}"})
-    try:
-        return sum(consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in range(6))
-    finally:
-        consumer.close()
+    return sum(end_offsets(bootstrap, topic, 6).values())
 
 
 @pytest.mark.parametrize("idempotent", [False, True], ids=["plain", "idempotent"])

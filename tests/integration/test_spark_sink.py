@@ -20,7 +20,8 @@ pytest.importorskip("pyspark")
 pytest.importorskip("pyarrow")
 pytest.importorskip("pandas")
 
-from confluent_kafka import Consumer, TopicPartition
+from _helpers import end_offsets
+from confluent_kafka import Consumer
 from pyspark.errors import StreamingQueryException
 
 from mutepro.cluster.launcher import LocalCluster
@@ -75,11 +76,7 @@ def _consume(bootstrap: str, topics: list[str], expected: int, timeout_s: float 
 
 def _end_offsets(bootstrap: str, topic: str, partitions: int) -> int:
     """Messages in the topic (sum of high watermarks)."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"wm-{uuid.uuid4().hex[:8]}"})
-    try:
-        return sum(consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in range(partitions))
-    finally:
-        consumer.close()
+    return sum(end_offsets(bootstrap, topic, partitions).values())
 
 
 def _user_headers(msg: Any) -> list[tuple[str, bytes | None]]:
