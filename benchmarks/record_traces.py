@@ -45,6 +45,9 @@ class Scenario:
     brokers: int = 3
     #: brokers whose first-led partition is written, in turn (explicit partitions); empty: the partitioner picks
     write_to: tuple[int, ...] = ()
+    #: instead of a rate: bursts of (at seconds, brokers, messages), written over every partition those brokers lead
+    #: (explicit partitions), then nothing until the next -- what a Spark task's write and flush look like
+    bursts: tuple[tuple[float, tuple[int, ...], int], ...] = ()
 
 
 SCENARIOS = (
@@ -62,6 +65,15 @@ SCENARIOS = (
     Scenario("stall_rf3_acks_all_two_partitions_20", 34, 20, "stall", fault_for=20, rf=3, acks="all",
              write_to=(1, 2)),
     Scenario("kill_rf3_idempotent", 30, 5000, "kill", fault_for=12, rf=3, acks="all", idempotent=True),
+    # a sink-like writer (RF 1, acks=all): bursts of 1,000 rows every 0.5 s, to every broker until 4 s, then to
+    # brokers 1 and 3 only until 5.5 s; broker 2 stalls at 6 s and gets one burst at 6.2 s, then nothing more is
+    # written until the stall ends: all the producer waits on is broker 2, and no other broker can answer, since
+    # nothing is sent to them (brokers 1 and 3 were written 0.7 s before the last write: "written lately"); after
+    # it, bursts to every broker again (the next tasks)
+    Scenario("stall_rf1_burst_sole_leader", 26, 0, "stall", fault_at=6.0, fault_for=12, acks="all",
+             bursts=(*((0.5 * i, (1, 2, 3), 1000) for i in range(1, 9)),
+                     *((0.5 * i, (1, 3), 1000) for i in range(9, 12)), (6.2, (2,), 1000),
+                     *((0.5 * i, (1, 2, 3), 1000) for i in range(38, 50)))),
     # more brokers than the 2 cores allow, a keyed rate above what they take: every broker slow in turns, then a
     # real stall of one on top
     Scenario("overloaded_5_brokers_keyed", 40, 20_000, "stall", broker=3, fault_at=20.0, fault_for=10.0, rf=3,
@@ -106,7 +118,9 @@ def run(cluster: LocalCluster, admin: AdminClient, sc: Scenario, out: Path, n: i
     keys = itertools.cycle([f"key-{i:04d}".encode() for i in range(1000)])
     targets = itertools.cycle(_led_by(admin, topic, sc.write_to) or [-1])
     try:
-        while (now := time.monotonic()) - start < sc.seconds:
+        if sc.bursts:
+            sent, refused = _write_bursts(producer, admin, topic, sc, start, value)
+        while not sc.bursts and (now := time.monotonic()) - start < sc.seconds:
             if sc.rate and sent >= sc.rate * (now - start):
                 producer.poll(0.002)
                 continue
@@ -124,6 +138,31 @@ def run(cluster: LocalCluster, admin: AdminClient, sc: Scenario, out: Path, n: i
     append_records(path, faults)
     print(f"{sc.name}: {sent:,} sent, {refused:,} refused, mutes {producer.counters.mutes}, "
           f"{path.stat().st_size:,} bytes", flush=True)
+
+
+def _write_bursts(
+    producer: MuteProducer, admin: AdminClient, topic: str, sc: Scenario, start: float, value: bytes,
+) -> tuple[int, int]:
+    """Each burst of ``sc.bursts`` at its time, round-robin over the partitions its brokers lead; then polls until
+    ``sc.seconds`` pass. Returns (sent, refused)."""
+    parts = admin.list_topics(topic, timeout=10.0).topics[topic].partitions
+    sent = refused = 0
+    for at, brokers, count in sc.bursts:
+        targets = itertools.cycle(sorted(p for p, pm in parts.items() if pm.leader in brokers))
+        while time.monotonic() - start < at:
+            producer.poll(0.01)
+        for _ in range(count):
+            while True:
+                try:
+                    producer.produce(topic, value, None, next(targets))
+                    sent += 1
+                    break
+                except BufferError:
+                    refused += 1
+                    producer.poll(0.005)
+    while time.monotonic() - start < sc.seconds:
+        producer.poll(0.05)
+    return sent, refused
 
 
 def _led_by(admin: AdminClient, topic: str, brokers: tuple[int, ...]) -> list[int]:

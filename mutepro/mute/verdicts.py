@@ -165,10 +165,15 @@ def served_elsewhere(
     """Keep a slow-call verdict only when some broker other than the partition's leader delivered something while
     its oldest undelivered message (``held``: its age) waited: evidence that the producer could be served
     elsewhere (:mod:`mutepro.mute.answered`). Other verdicts pass. So does every verdict whose leader leads all the
-    partitions written to (``active``, the partition itself, and the partitions muted by detection, which were
-    written to until then) and is the only broker its writes wait on (acks=1, or no other replica in sync): a
-    rack-aware producer writes only to its rack's broker, and when that broker stalls there is no other broker
-    to hear from -- the sole-leader case stands as the stall rule gives it. With acks=all and other replicas in
+    partitions the producer waits on (those holding an undelivered message, and the partitions muted by
+    detection, which held them until then) and is the only broker its writes wait on (acks=1, or no other
+    replica in sync): nothing else is waited on, so no other broker could answer -- a rack-aware producer writing
+    only to its rack's broker, which stalls; a Spark task whose 1,000 rows all went to the stalled broker's three
+    partitions (RF 1), written 0.8 s after a task whose rows broker 1 and 3 delivered. Counting the partitions
+    *written to lately* instead, that earlier task's kept broker 2 from being the sole leader, and no broker
+    answered meanwhile, since nothing was sent to them: the stall was muted only when its leadership moved, 15 s
+    in, and the task's rows timed out at the test's ``message.timeout.ms`` of 15 s. A partition written to
+    lately that holds nothing still counts as an answer (``active``, see below). With acks=all and other replicas in
     sync the sole leader's wait may be any of them: nothing says it is the leader's, and it does not stand (a
     Spark task writing one partition of an RF 3 topic, broker 2 stalled as its follower, muted the healthy
     leader 5 s in and re-sent its rows to partitions waiting on the same follower).
@@ -189,7 +194,7 @@ def served_elsewhere(
     if not slow:
         return candidates
     parts = t.partitions
-    leaders = {parts[p].leader for p in active if p in parts}
+    leaders = {parts[p].leader for p, age in held.items() if age > 0 and p in parts}
     for p in t.not_closed or ():
         reason = parts[p].breaker.reason
         if reason is not None and reason.reason != MuteReason.MANUAL and parts[p].forced_by is None:
@@ -200,7 +205,7 @@ def served_elsewhere(
     for c in slow:
         leader, p = c[1].leader, c[1].partition
         if leader < 0 or (leaders <= {leader} and not waits_for_others(t, p)):
-            continue  # the sole leader of what the producer writes, and the only broker it waits on
+            continue  # the sole leader of what the producer waits on, and the only broker its writes wait on
         since = now - held.get(p, 0.0)
         if not (delivered_since(last, since, (leader,)) or drained_since(drained, since, (leader,))):
             dropped.append(c)

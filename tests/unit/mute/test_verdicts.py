@@ -183,17 +183,20 @@ class TestServedElsewhere:
         assert kept == []
 
     def test_a_delivery_counted_in_the_round_the_message_was_sent_is_before_it(self) -> None:
-        """Strictly after: a delivery at 98.5, the round that counted the waiting message, is not 'meanwhile'."""
+        """Strictly after: a delivery at 98.5, the round that counted the waiting message, is not 'meanwhile'
+        (partition 2 holds a message too, so broker 2 is not the only broker waited on)."""
         t = topic()
         t.partitions[2].delivered_at = 98.5
-        assert served_elsewhere(t, candidates(t, self.STALLED, [1]), {1: 1.5}, [1, 2], 100.0) == []
+        assert served_elsewhere(t, candidates(t, self.STALLED, [1]), {1: 1.5, 2: 0.2}, [1, 2], 100.0) == []
 
     def test_a_burst_answered_elsewhere_keeps_the_verdict(self) -> None:
         """One burst to every partition at 98.5 (the round that counted the waiting message), then nothing: broker
         3's partition 2 delivered all of it (holds nothing), broker 2's partition 1 still waits 1.5 s on. No
         delivery is strictly after 98.5, but partition 2 answered what was sent with it: the verdict stands. Not
-        when partition 2 was last written before that round, nor while it still holds a message."""
+        when partition 2 was last written before that round, nor while it still holds a message. (Partition 1
+        waits on its followers too, acks=all: the verdict needs the answer even when nothing else waits.)"""
         t = topic()
+        t.replicas[1] = t.isrs[1] = (2, 3, 1)
         t.partitions[2].delivered_at = 98.5
         for written, holds, kept in ((98.5, 0.0, 1), (98.45, 0.0, 0), (98.5, 0.3, 0)):
             t.partitions[2].active_at = written
@@ -207,6 +210,21 @@ class TestServedElsewhere:
         local = [1, 4, 7, 10]
         kept = served_elsewhere(t, candidates(t, self.STALLED, local), dict.fromkeys(local, 1.5), local, 100.0)
         assert len(kept) == 4
+
+    def test_the_sole_leader_of_what_waits_keeps_its_verdicts_whatever_was_written_before(self) -> None:
+        """A Spark task's 1,000 rows all went to broker 2's partitions 1, 4 and 7 (RF 1), which stalled; the task
+        before it, 0.8 s earlier, wrote partitions 0 and 2 (brokers 1 and 3), delivered at 98.4 and holding
+        nothing now. Nothing was sent to brokers 1 and 3 since, so neither could answer: broker 2 is the sole
+        leader of what the producer waits on, and the stall verdicts stand (they were held back until the
+        leadership moved, 15 s in, and the rows timed out). With partition 2 still holding a message, broker 3
+        is waited on too and has not answered: the verdicts need its answer again."""
+        t = topic()
+        t.partitions[0].delivered_at = t.partitions[2].delivered_at = 98.4
+        waiting = [1, 4, 7]
+        held = {**dict.fromkeys(waiting, 1.5), 0: 0.0, 2: 0.0}
+        assert len(served_elsewhere(t, candidates(t, self.STALLED, waiting), held, [0, 1, 2, 4, 7], 100.0)) == 3
+        held[2] = 1.6
+        assert served_elsewhere(t, candidates(t, self.STALLED, waiting), held, [0, 1, 2, 4, 7], 100.0) == []
 
     def test_a_sole_leader_with_followers_in_sync_under_acks_all_is_not_blamed(self) -> None:
         """A Spark task writes only partition 1 (led by broker 2) of an RF 3 topic with acks=all:

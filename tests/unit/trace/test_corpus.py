@@ -34,9 +34,13 @@ UNROUTABLE = "stall_rf3_acks_all_two_partitions_20"
 #: the fault matrix's stall_rf1_50 cell (benchmarks/fault_matrix.py --cells stall_rf1_50): RF 1, 50 msg/s, broker 2
 #: stalled 20 s; messages caught in flight by the stall stay outstanding until it ends
 LONG_STALL = "stall_rf1_50_20s"
+#: a sink-like writer (RF 1, acks=all): bursts of 1,000 messages every 0.5 s, the last ones to brokers 1 and 3, then
+#: one to broker 2 just after it stalls and nothing more until the stall ends: all it waits on is broker 2, and no
+#: other broker can answer, since nothing is sent to them
+SOLE_LEADER = "stall_rf1_burst_sole_leader"
 FAULTS = [
     "stall_rf1_50", "stall_rf1_5000", LONG_STALL, "limp_short_saturated", "limp_long_open",
-    "stall_rf3_acks_all_keyed_50", "kill_rf3_idempotent", UNROUTABLE,
+    "stall_rf3_acks_all_keyed_50", "kill_rf3_idempotent", UNROUTABLE, SOLE_LEADER,
 ]
 #: more brokers than the cores allow and a keyed rate above what they take: slow everywhere, in turns
 OVERLOADED = "overloaded_5_brokers_keyed"
@@ -53,7 +57,7 @@ BLOCKED_WRITER = "limp_5b_rf3_all_keyed_tail"
 #: second from 12.4 s to 32.4 s; librdkafka's statistics catch its round trips until the limp ends
 WIDE_LIMP = "limp_300p_saturated"
 #: leader stalls with RF 1: only the stalled broker's partitions wait, and they must be muted quickly
-LEADER_STALLS = ["stall_rf1_50", "stall_rf1_5000", LONG_STALL]
+LEADER_STALLS = ["stall_rf1_50", "stall_rf1_5000", LONG_STALL, SOLE_LEADER]
 
 
 @pytest.fixture(autouse=True)
@@ -106,6 +110,27 @@ def test_the_stall_goal_fails_when_the_stall_rule_is_broken() -> None:
     """The goals are sensitive: with the slow-call rules off, the leader stall is not muted in time."""
     broken = TopicPolicy.model_validate({"slow_call": {"enabled": False}})
     (fs,) = summarize(_replay("stall_rf1_5000", broken)).faults
+    assert fs.first_mute_s is None or fs.first_mute_s > 1.5
+
+
+def test_the_sole_leader_goal_fails_when_the_sole_leader_counts_what_was_written_lately(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Sensitive: judged on the partitions written to lately (brokers 1 and 3, 0.7 s before the last write, and
+    holding nothing) instead of those it waits on, broker 2 is not the sole leader, no broker answers while
+    nothing is sent to them, and the stall is never muted (a Spark task's rows timed out that way)."""
+    from mutepro.mute import verdicts
+
+    real = verdicts.served_elsewhere
+
+    def written_lately(t: TopicRecord, found: Any, held: Any, active: Any, now: float) -> Any:
+        # every partition written to lately counts as waited on (the rule before): one holding nothing is given
+        # a 1 ms wait (here that changes no other evidence: brokers 1 and 3 were written before broker 2's burst,
+        # so they never count as having drained it)
+        return real(t, found, {**held, **{p: max(held.get(p, 0.0), 1e-3) for p in active}}, active, now)
+
+    monkeypatch.setattr(scan, "served_elsewhere", written_lately)
+    (fs,) = summarize(_replay(SOLE_LEADER)).faults
     assert fs.first_mute_s is None or fs.first_mute_s > 1.5
 
 
