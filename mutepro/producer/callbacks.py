@@ -14,6 +14,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import Any
 
+from mutepro.producer.accel import fastpath
+
 #: Waiters re-check the queue at least this often (put() skips the lock when nobody waits, so a wake-up can be
 #: missed by a waiter that was just about to wait; it then sees the item within this slice).
 _SLICE_S = 0.05
@@ -37,6 +39,9 @@ class CallbackQueue:
         #: and checks the queue is empty before running a callback directly)
         self.items = self._items
         self.report_marker = _REPORT
+        #: a report whose message C untracked from the cyclic collector while it waits (see _fastpath.c's
+        #: Reporter_vectorcall): tracked again right before its callback runs
+        self.untracked_marker = _UNTRACKED
         self._cond = threading.Condition()
         self._serving = threading.Lock()
         # which threads are inside serve() right now: a callback that calls poll()/flush() must not serve the
@@ -131,6 +136,7 @@ class CallbackQueue:
         budget = len(self._items) // 3
         served = 0
         pop = self._items.popleft
+        retrack = fastpath.retrack
         while served < budget:
             try:
                 head = pop()
@@ -142,6 +148,8 @@ class CallbackQueue:
             if head is _CALL:
                 fn(*arg)
             else:
+                if head is _UNTRACKED:
+                    retrack(arg)
                 fn(None, arg)
         return served
 
@@ -155,3 +163,4 @@ class _CallMarker:
 
 _CALL = _CallMarker()
 _REPORT = _CallMarker()
+_UNTRACKED = _CallMarker()
