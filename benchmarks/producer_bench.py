@@ -424,6 +424,13 @@ class _Bench:
                 fault = run.pop("fault")
                 if rep == 0:
                     out[who], out["fault"] = run, fault  # the first repetition is kept whole (and plotted)
+                elif "events" in run:
+                    # the later ones keep what says why a figure moved: their mute timings and decisions
+                    later = out.setdefault("later_repetitions", [{} for _ in range(self.repeats - 1)])
+                    later[rep - 1][who] = {
+                        "mute_timing": run.get("mute_timing"), "events": run["events"],
+                        "leaders_at_fault": fault.get("leaders_at_fault"),
+                    }
                 runs[who].append(run)
         out["fault"]["start_s"] = dur.fault_start_s
         out["fault"]["end_s"] = dur.fault_start_s + dur.fault_s
