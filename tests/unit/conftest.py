@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import uuid
 from collections.abc import Callable, Iterator
 
@@ -31,3 +32,19 @@ def stores(request: pytest.FixtureRequest) -> Iterator[StoreFactory]:
         yield factory
     for s in created:
         s.close()
+
+
+@pytest.fixture
+def ctrl_c_handled() -> Iterator[None]:
+    """Python's own Ctrl-C handling (``signal.default_int_handler``) for the test, whatever the process inherited.
+
+    Why: a process started in the background by a non-interactive shell (``cmd &``, as CI runs are launched
+    with ``nohup ... &``) inherits SIGINT *ignored*, Python keeps it so, and ``signal.raise_signal(SIGINT)``
+    then does nothing. The full suite hid it: PySpark's SparkContext installs its own SIGINT handler, and the
+    integration tests run first; the sanitizer step (unit tests alone) failed every SIGINT test.
+    """
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)

@@ -159,6 +159,8 @@ class TestDropinPlugin:
                     assert SerializingProducer.__name__ == {serializing!r}
 
                 def test_stray_sigint_fails_only_this_test():
+                    # Python's own handling, also when this process inherited SIGINT ignored (a background job)
+                    signal.signal(signal.SIGINT, signal.default_int_handler)
                     signal.raise_signal(signal.SIGINT)
                 """
             )

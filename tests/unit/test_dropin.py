@@ -337,6 +337,7 @@ class TestErrors:
 
 
 class TestInterrupts:
+    @pytest.mark.usefixtures("ctrl_c_handled")
     def test_ctrl_c_inside_a_delivery_callback_is_a_keyboard_interrupt(
         self, make: Callable[..., MuteProducer]
     ) -> None:
@@ -432,6 +433,7 @@ class TestPollZero:
         if p._fast is not None:  # the C path answers poll(0) itself
             assert getattr(p.poll, "__self__", None) is p._fast
 
+    @pytest.mark.usefixtures("ctrl_c_handled")
     def test_ctrl_c_inside_a_callback_surfaces_from_poll_0(self, make: Callable[..., MuteProducer]) -> None:
         """SIGINT handled while a delivery callback runs inside poll(0) surfaces as KeyboardInterrupt."""
 
