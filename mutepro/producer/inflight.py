@@ -74,6 +74,19 @@ class InFlightWatch:
                 return 0  # messages librdkafka partitions itself: where they wait is unknown
         if not any(manager.answered_meanwhile(topic, bad, now - youngest) for topic, bad in leaders.items()):
             return 0  # no other broker delivered anything while they waited: no evidence against their leaders
+        muted = self.mute_leaders(leaders, {"rule": "flush_hedge", "waited_s": after_s})
+        if muted:
+            log.info("flush_hedge", partitions=muted, after_s=after_s,
+                     detail="the task's last messages waited on these brokers alone: muted, in-flight re-sent")
+        return len(muted)
+
+    def mute_leaders(self, leaders: dict[str, set[int]], detail: dict[str, float | int | str]) -> list[str]:
+        """Mute every partition of ``topic`` led by a broker in ``leaders[topic]`` (a slow-call verdict with
+        ``detail``), unless fewer than half of the topic's partitions would stay writable; returns the partitions
+        muted now ("topic:p"). Why whole leaders: what is taken back from one of a leader's partitions must not
+        be re-sent to its neighbour, which waits on the same broker (the sink's rows rescued from a stalled
+        broker's partition 5 went to its partition 0 and waited there another 5 s)."""
+        manager = self._core.manager
         muted: list[str] = []
         for topic, bad in leaders.items():
             snap = manager.snapshot(topic)
@@ -88,15 +101,25 @@ class InFlightWatch:
                 # the hedge muted broker 1 too -- a healthy broker, and all rows crowded onto broker 3.
                 continue
             for p in range(count):
-                leader = manager.leader(topic, p)
-                if leader in bad and p not in snap.muted:
-                    detail: dict[str, float | int | str] = {"rule": "flush_hedge", "waited_s": after_s}
-                    manager.trip(topic, p, Verdict(MuteReason.SLOW_CALL, detail))
+                if manager.leader(topic, p) in bad and p not in snap.muted:
+                    manager.trip(topic, p, Verdict(MuteReason.SLOW_CALL, dict(detail)))
                     muted.append(f"{topic}:{p}")
-        if muted:
-            log.info("flush_hedge", partitions=muted, after_s=after_s,
-                     detail="the task's last messages waited on these brokers alone: muted, in-flight re-sent")
-        return len(muted)
+        return muted
+
+    def stuck_leaders(self) -> dict[str, set[int]]:
+        """The leaders of the muted partitions that hold messages, per topic; producer lock held."""
+        core = self._core
+        leaders: dict[str, set[int]] = {}
+        for topic, tally in core.tracker.topics.items():
+            snap = core.manager.snapshot(topic)
+            if snap is None:
+                continue
+            for p in range(tally.count):
+                if tally.sent[p] > tally.reported[p] and p in snap.muted:
+                    leader = core.manager.leader(topic, p)
+                    if leader >= 0:
+                        leaders.setdefault(topic, set()).add(leader)
+        return leaders
 
     def all_stuck_on_muted(self, now: float, slow_calls: float, overdue_s: float | None = None) -> bool:
         """Whether an in-flight rescue is due (see :meth:`Rescuer.rescue_in_flight

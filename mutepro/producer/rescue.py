@@ -226,10 +226,12 @@ class Rescuer:
         its partition was muted again after a failed probe (a probe the manager has judged, or older messages
         the partition failed to deliver twice: waiting longer for them only holds the caller), each such topic
         rerouting keyed messages (``rescue.enabled`` and ``keyed_policy: reroute``) and having a writable
-        partition. The stalled broker may still write the originals: only a writer whose rows can be told
-        apart (the sink's identity headers) may ask for this. Never for an idempotent or transactional
-        producer (see the module docstring). A copy that gets stuck again may be rescued again by a later
-        call; the caller bounds how often.
+        partition. The leaders of the stuck partitions have their other partitions muted first
+        (:meth:`InFlightWatch.mute_leaders <mutepro.producer.inflight.InFlightWatch.mute_leaders>`): the copies
+        must not wait on the same broker again. The stalled broker may still write the originals: only a writer
+        whose rows can be told apart (the sink's identity headers) may ask for this. Never for an idempotent or
+        transactional producer (see the module docstring). A copy that gets stuck again may be rescued again by
+        a later call; the caller bounds how often.
         """
         if self.idempotent:
             self._say_skipped()
@@ -237,6 +239,9 @@ class Rescuer:
         with self._core.lock:  # a cheap look first: the sink asks every few hundred ms while it flushes
             if not self._in_flight.all_stuck_on_muted(now, slow_calls, overdue_s):
                 return None
+            leaders = self._in_flight.stuck_leaders()
+        # what is taken back from a leader's partitions goes to other brokers, not to its neighbours
+        self._in_flight.mute_leaders(leaders, {"rule": "in_flight_rescue"})
         moved: Moves = {}
         self.serving.quiesce()
         try:

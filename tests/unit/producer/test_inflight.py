@@ -60,6 +60,24 @@ class TestRescueInFlight:
         assert {c for c, _ in h.reports} == {None}
         h.close()
 
+    def test_the_stuck_leaders_other_partitions_are_muted_before_the_re_send(self) -> None:
+        """Partitions 1 and 3 are led by broker 2; partition 1, muted (the stall rule), holds messages stuck in
+        flight. The rescue mutes partition 3 too (``rule=in_flight_rescue``) before it re-sends, so the copies go
+        to brokers 1 and 3 (partitions 0 and 2), not to broker 2's other partition, where they would wait again."""
+        h = Harness(leaders={0: 1, 1: 2, 2: 3, 3: 2}, slow_call={"threshold_ms": 1000, "outlier_factor": 1})
+        h.warm()
+        _in_flight_to(h, (1,))
+        h.producer.mute_manager.mute(TOPIC, 1)
+        h.tick()
+        h.tick(1.5)
+        assert h.producer._rescue_in_flight() == 3
+        assert h.producer.mute_manager.muted_partitions() == {TOPIC: [1, 3]}
+        assert "rule=in_flight_rescue" in h.producer.mute_manager.state()["topics"][TOPIC][3]["reason"]
+        assert {s.partition for s in h.fake.pending} <= {0, 2}
+        h.fake.deliver()
+        assert h.producer.flush(1) == 0
+        h.close()
+
     def test_a_copy_stuck_again_is_rescued_again_until_nothing_is_writable(self) -> None:
         """A copy that gets stuck on a partition muted later is rescued again; with every partition muted there
         is nowhere to go and nothing is purged."""
