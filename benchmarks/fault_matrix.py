@@ -470,11 +470,13 @@ def run_producer(cluster: Any, admin: Any, cell: Cell, kind: str, sched: Schedul
             child.wait(10)
         stderr.close()
     heal(cluster)
-    if any(s.kind == "kill" for s in spans):
-        # The restarted broker is a fresh JVM, slow for its first seconds of load as a fresh cluster is: without
-        # this, the next run's partitions it led delivered a trickle for 8 s from the start while the other
-        # brokers answered in milliseconds (trace kill_rf3_acks1_keyed, the run after kill_rf3_idem_open), and
-        # MuteProducer rightly muted them -- 20 mutes "outside the fault" that were the previous run's.
+    if spans:
+        # A broker just restarted, or continued after a stall or a limp, is slow for its first seconds of load again:
+        # without this, the next run's partitions it led delivered a trickle for 8 s from the start while the other
+        # brokers answered in milliseconds (trace kill_rf3_acks1_keyed, the run after kill_rf3_idem_open), and,
+        # after the plain run's 20 s stall of stall_rf1_keyed, its partitions' messages waited up to 0.87 s for
+        # 3 s of the MuteProducer run's healthy phase (librdkafka's round-trip p99 to it 880 ms, the others'
+        # 140-240 ms) -- MuteProducer rightly muted them, mutes "outside the fault" that were the previous run's.
         warm_cluster(cluster, admin, sched.cluster_warmup_s)
     meta = json.loads((work / "run.json").read_text())
     arrays = np.load(work / "run.npz")
