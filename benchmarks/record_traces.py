@@ -46,8 +46,9 @@ class Scenario:
     #: brokers whose first-led partition is written, in turn (explicit partitions); empty: the partitioner picks
     write_to: tuple[int, ...] = ()
     #: instead of a rate: bursts of (at seconds, brokers, messages), written over every partition those brokers lead
-    #: (explicit partitions), then nothing until the next -- what a Spark task's write and flush look like
-    bursts: tuple[tuple[float, tuple[int, ...], int], ...] = ()
+    #: (explicit partitions), then nothing until the next -- what a Spark task's write and flush look like; a fourth
+    #: element "first" writes only the lowest partition each broker leads, "others" every one but that
+    bursts: tuple[tuple[float, tuple[int, ...], int] | tuple[float, tuple[int, ...], int, str], ...] = ()
 
 
 SCENARIOS = (
@@ -78,6 +79,17 @@ SCENARIOS = (
     # real stall of one on top
     Scenario("overloaded_5_brokers_keyed", 40, 20_000, "stall", broker=3, fault_at=20.0, fault_for=10.0, rf=3,
              acks="all", keyed=True, partitions=20, brokers=5),
+    # RF 3, acks=all, an open loop at 60,000 msg/s (producer_bench's rate): every partition waits for the stalled
+    # follower until the ISRs shrink (~10 s), then drains a 10 s backlog while the leaderships of the stalled broker
+    # move to the others
+    Scenario("stall_rf3_acks_all_60k", 36, 60_000, "stall", fault_for=20, rf=3, acks="all"),
+    # a partition never written before on a broker that has delivered (RF 1, acks=all): bursts of 600 every 0.5 s
+    # to the lowest partition each broker leads; broker 2 stalls at 6 s, and at 6.2 s a burst goes to its *other*
+    # partitions, never written before, while brokers 1 and 3 keep answering theirs
+    Scenario("stall_cold_partition_warm_leader", 24, 0, "stall", fault_at=6.0, fault_for=10, acks="all",
+             bursts=(*((0.5 * i, (1, 2, 3), 600, "first") for i in range(1, 12)), (6.2, (2,), 600, "others"),
+                     *((0.5 * i, (1, 3), 600, "first") for i in range(13, 32)),
+                     *((0.5 * i, (1, 2, 3), 600, "first") for i in range(33, 46)))),
 )
 
 
@@ -147,8 +159,10 @@ def _write_bursts(
     ``sc.seconds`` pass. Returns (sent, refused)."""
     parts = admin.list_topics(topic, timeout=10.0).topics[topic].partitions
     sent = refused = 0
-    for at, brokers, count in sc.bursts:
-        targets = itertools.cycle(sorted(p for p, pm in parts.items() if pm.leader in brokers))
+    for at, brokers, count, *which in sc.bursts:
+        led = {b: sorted(p for p, pm in parts.items() if pm.leader == b) for b in brokers}
+        chosen = {"all": lambda ps: ps, "first": lambda ps: ps[:1], "others": lambda ps: ps[1:]}[(which or ["all"])[0]]
+        targets = itertools.cycle(sorted(p for ps in led.values() for p in chosen(ps)))
         while time.monotonic() - start < at:
             producer.poll(0.01)
         for _ in range(count):

@@ -101,12 +101,13 @@ class BrokerDetector:
         stats: StatsSnapshot | None,
         bad_partitions_by_leader: Mapping[int, int],
         now: float,
-        written_by_leader: Mapping[int, int] | None = None,
+        shown_by_leader: Mapping[int, int] | None = None,
     ) -> dict[int, Verdict]:
         """Return broker id -> why all its partitions should be muted (empty when every broker is fine).
 
-        ``written_by_leader``: per broker, the partitions it leads that the producer has written to (the
-        ``min_bad_pct`` share is of these; without it only ``min_bad_partitions`` counts)."""
+        ``shown_by_leader``: per broker, the partitions the ``min_bad_pct`` share is of
+        (:func:`mutepro.mute.brokers.shown_by_leader`: every partition written to, or only the bad ones of a
+        broker that answers nothing); without it only ``min_bad_partitions`` counts."""
         found: dict[int, dict[str, float | int | str]] = {}
 
         def add(node: int, cause: str, figures: Mapping[str, float | int | str]) -> None:
@@ -114,11 +115,11 @@ class BrokerDetector:
             entry["cause"] = f"{entry['cause']},{cause}" if "cause" in entry else cause
             entry.update(figures)
 
-        written = written_by_leader or {}
+        shown = shown_by_leader or {}
         for node, bad in bad_partitions_by_leader.items():
-            needed = self.bad_partitions_needed(written.get(node, 0))
+            needed = self.bad_partitions_needed(shown.get(node, 0))
             if node >= 0 and bad >= needed:
-                add(node, "bad_partitions", {"bad_partitions": bad, "needed": needed, "written": written.get(node, 0)})
+                add(node, "bad_partitions", {"bad_partitions": bad, "needed": needed, "shown": shown.get(node, 0)})
 
         if stats is not None:
             self._check_down(stats, now, add)
@@ -127,10 +128,10 @@ class BrokerDetector:
 
         return {node: Verdict(MuteReason.BROKER, detail) for node, detail in sorted(found.items())}
 
-    def bad_partitions_needed(self, written: int) -> int:
-        """Own-evidence mutes needed to judge a broker leading ``written`` partitions the producer writes to."""
+    def bad_partitions_needed(self, shown: int) -> int:
+        """Own-evidence mutes needed to judge a broker when its share is of ``shown`` partitions."""
         # the 1e-9 keeps 25 % of 4 at 1, not 2 from a float a hair above 1.0
-        return max(self.min_bad_partitions, math.ceil(self.min_bad_pct / 100.0 * written - 1e-9))
+        return max(self.min_bad_partitions, math.ceil(self.min_bad_pct / 100.0 * shown - 1e-9))
 
     def _check_down(self, stats: StatsSnapshot, now: float, add: _Add) -> None:
         leading = {p.leader for p in stats.partitions.values()}

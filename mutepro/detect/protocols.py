@@ -53,8 +53,8 @@ class BrokerHealthDetector(Protocol):
         stats: StatsSnapshot | None,
         bad_partitions_by_leader: Mapping[int, int],
         now: float,
-        written_by_leader: Mapping[int, int] | None = None,
+        shown_by_leader: Mapping[int, int] | None = None,
     ) -> dict[int, Verdict]:
-        """Return broker id -> why all its partitions should be muted (``written_by_leader``: how many partitions
-        each broker leads that the producer has written to)."""
+        """Return broker id -> why all its partitions should be muted (``shown_by_leader``: per broker, how many
+        partitions its share of bad partitions is of, see :func:`mutepro.mute.brokers.shown_by_leader`)."""
         ...

@@ -119,6 +119,8 @@ class MuteControl:
                 and leader not in self._forced_brokers
             ):
                 self._replace_breaker(t, part, f"leader_moved {previous}->{leader}")
+            elif previous >= 0 and part.breaker.state is BreakerState.CLOSED:
+                self._judge_afresh(part)
         if moved or (t.local is None and self._locator.client_rack is not None):
             self.relocate(t)
         self._publisher.publish(t)
@@ -127,6 +129,22 @@ class MuteControl:
         """Republish the topic if the partitions led in the producer's rack moved."""
         if self._locator.locate(t):
             self._publisher.publish(t, force=True)
+
+    def _judge_afresh(self, part: PartitionRecord) -> None:
+        """A closed partition whose leadership moved is judged on what its new leader does: its detectors forget
+        their reports, and messages sent before the move stop counting (``fresh_since``, see
+        :func:`~mutepro.mute.records.since_reset`) until they are delivered.
+
+        Why: what it held and what its window saw were the old leader's doing -- with RF 3 and acks=all, a
+        stalled broker's partitions wait for it 10 s and more, and whoever takes them over inherits messages that
+        old and a window of slow reports. Judged on them, the heirs were muted the moment they took over: at
+        60,000 msg/s, broker 2 stalled, its partitions 0, 6 and 11 moved to brokers 3 and 1 15.4 s into the stall,
+        were muted within 0.5 s for their inherited wait, and broker 3 with them by the broker rule (trace
+        ``stall_rf3_acks_all_60k``).
+        """
+        part.fresh_since = self._clock()
+        for det in part.detectors:
+            det.reset()
 
     def _force_for_broker(self, t: TopicRecord, part: PartitionRecord, broker_id: int) -> None:
         if part.breaker.state is BreakerState.FORCED_OPEN:

@@ -3,6 +3,7 @@ freshly reset partition's detectors see."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections import deque
 from collections.abc import Sequence
@@ -145,6 +146,7 @@ class TopicRecord:
         "snapshot",
         "suspicions",
         "waiting",
+        "warm_leaders",
     )
 
     def __init__(self, name: str, policy: TopicPolicy, *, acks_all: bool = True) -> None:
@@ -185,6 +187,36 @@ class TopicRecord:
         self.suspicions: dict[int, Suspicion] = {}
         self.avoided: frozenset[int] = frozenset()
         self.avoid_episodes = 0  # how many episodes began (the producer's "avoids" counter)
+        # The brokers that delivered a message of this topic to this producer (see delivered): its connection to
+        # them and the topic's metadata are ready, so a partition they lead is not cold (see warm).
+        self.warm_leaders: set[int] = set()
+
+    def delivered(self, part: PartitionRecord, now: float, *, judged: bool) -> None:
+        """A message of ``part`` was delivered (seen now): its leader answers (mute.answered) and is warm."""
+        part.delivered_at = now
+        if judged:
+            part.judged_delivery = True
+        if part.leader >= 0:
+            self.warm_leaders.add(part.leader)
+
+    def warm(self, part: PartitionRecord, load: PartitionLoad) -> PartitionLoad:
+        """The load as ``part``'s detectors judge it: warm also when its leader delivered any of the topic's
+        partitions (:attr:`warm_leaders`), not only its own.
+
+        Why: what a partition's first messages wait for beyond their leader -- a connection to a possibly cold
+        broker, the topic's metadata -- is the broker's and the topic's, not the partition's. A partition never
+        written before on a broker that has delivered was judged cold and waited ``slow_call.cold_start_ms``
+        (5 s) before its stall counted: a burst of 600 messages to a partition of broker 2 never written before,
+        0.2 s after broker 2 stalled, broker 2 having delivered another partition's bursts until then, was muted
+        5.2 s into the stall, now 1.2 s (trace ``stall_cold_partition_warm_leader``). Warm by its leader, its
+        verdict still carries ``cold`` (its own first reports are not in yet) and stands only while that leader
+        delivers nothing at all (:func:`~mutepro.mute.verdicts.cold_stalls_of_silent_leaders`): a start over
+        1,200 new partitions, whose second batches wait 1-2 s behind the brokers' start-up work while the same
+        brokers deliver others, mutes none for it.
+        """
+        if load.warm or part.leader not in self.warm_leaders:
+            return load
+        return dataclasses.replace(load, warm=True)
 
     def suspicion(self, key: int) -> Suspicion:
         """The episodes of one leader (``outliers.leader_key``), created on first use."""

@@ -134,32 +134,31 @@ class TopicRegistry:
 
     def record(self, topic: str, partition: int, delivery: Delivery) -> None:
         """Feed one final delivery report of a non-probe message to the partition's detectors."""
-        part = self.find(topic, partition)
-        if part is None:
+        t = self._topics.get(topic)
+        if t is None or (part := t.partitions.get(partition)) is None:
             return
         part.reports += 1
         part.reported_ever = True
         if delivery.ok:
-            part.delivered_at, part.judged_delivery = delivery.now, True
+            t.delivered(part, delivery.now, judged=True)
         for det in part.detectors:
             det.record(delivery)
 
     def record_many(self, topic: str, partition: int, calls: int, failures: int, slow: int, now: float) -> None:
         """Feed a tick's tally of reports to the partition's detectors (``slow``: over the topic's threshold)."""
         t = self._topics.get(topic)
-        part = t.partitions.get(partition) if t is not None else None
-        if part is None:
+        if t is None or (part := t.partitions.get(partition)) is None:
             return
         part.reports += calls
         part.reported_ever = part.reported_ever or calls > 0
         if calls > failures:
-            part.delivered_at, part.judged_delivery = now, True
+            t.delivered(part, now, judged=True)
         for det in part.detectors:
             if _bulk(det):
                 det.record_many(calls, failures, slow, now)
                 continue
             # a custom detector without record_many: one synthetic report per call
-            threshold = t.runtime.slow_threshold_s if t is not None and t.runtime.slow_call_enabled else 0.0
+            threshold = t.runtime.slow_threshold_s if t.runtime.slow_call_enabled else 0.0
             for i in range(calls):
                 failed = i < failures
                 is_slow = i >= calls - slow

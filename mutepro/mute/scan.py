@@ -176,7 +176,7 @@ def scan_topic(t: TopicRecord, load_of: LoadReader, now: float, busy: frozenset[
         delivered = load.sent - load.outstanding
         if delivered != part.delivered:
             if delivered > part.delivered and not part.judged_delivery:
-                part.delivered_at = now  # its first, unjudged deliveries (see PartitionRecord.delivered_at)
+                t.delivered(part, now, judged=False)  # its first, unjudged ones (see PartitionRecord.delivered_at)
             part.delivered = delivered
         if part.fresh_since is not None:
             load = since_reset(part, load, now)
@@ -194,6 +194,7 @@ def scan_topic(t: TopicRecord, load_of: LoadReader, now: float, busy: frozenset[
         if not load.outstanding and _judged_lately(part, now, active_s):
             continue  # quiet: see the comment above RoundView
         part.reports, part.judged_at = 0, now
+        load = t.warm(part, load)
         for det in part.detectors:
             verdict = det.check(load, now)
             if verdict is not None:

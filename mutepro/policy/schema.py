@@ -191,8 +191,9 @@ class SlowCallConfig(_Model):
         ge=0,
         le=600_000,
         description="How long a partition's first messages (before any of its deliveries was judged) may wait "
-        "for the broker to create its log and for a connection before their age alone counts against it; a "
-        "stall within it still counts when no partition of the same leader delivered meanwhile.",
+        "for the broker to create its log and for a connection before their age alone counts against it, while "
+        "its leader has delivered none of the topic's messages; a stall within it still counts when the leader "
+        "has delivered before (any partition) and no partition of it delivered meanwhile.",
     )
     normal_window_ms: int = Field(
         default=10_000,
@@ -262,7 +263,8 @@ class BrokerConfig(_Model):
         ge=0,
         le=100,
         description="...and at least this percentage of the partitions it leads that the producer writes to: "
-        "2 of 4 is evidence against a broker, 2 of 400 is not (0: min_bad_partitions alone decides).",
+        "2 of 4 is evidence against a broker, 2 of 400 is not (0: min_bad_partitions alone decides). A silent "
+        "broker, one that delivered nothing within slow_call.threshold_ms, needs min_bad_partitions alone.",
     )
     latency_factor: float = Field(
         default=5.0,

@@ -29,16 +29,16 @@ class TestBrokerDetector:
         assert list(verdicts) == [1]
         assert verdicts[1].reason == "broker" and verdicts[1].detail["cause"] == "bad_partitions"
 
-    def test_bad_share_scales_with_written_partitions(self) -> None:
-        """25 %: 2 of 4 written partitions judge a broker; 7 of 400 do not, 100 of 400 do."""
+    def test_bad_share_scales_with_the_partitions_shown(self) -> None:
+        """25 %: 2 bad of 4 partitions shown judge a broker; 7 of 400 do not, 100 of 400 do."""
         d = BrokerDetector(2, 5, 20, min_bad_pct=25)
         assert list(d.evaluate(None, {1: 2}, 0, {1: 4})) == [1]
         assert d.evaluate(None, {1: 7, 2: 7, 3: 7}, 0, {1: 400, 2: 400, 3: 400}) == {}
         verdict = d.evaluate(None, {1: 100}, 0, {1: 400})[1]
-        assert (verdict.detail["needed"], verdict.detail["written"]) == (100, 400)
+        assert (verdict.detail["needed"], verdict.detail["shown"]) == (100, 400)
 
     def test_bad_share_needs_the_count_too(self) -> None:
-        """A share of one written partition (25 % of 1) still needs min_bad_partitions."""
+        """A share of one partition shown (25 % of 1) still needs min_bad_partitions."""
         d = BrokerDetector(2, 5, 20, min_bad_pct=25)
         assert d.bad_partitions_needed(1) == 2 and d.bad_partitions_needed(4) == 2 and d.bad_partitions_needed(9) == 3
         assert d.evaluate(None, {1: 1}, 0, {1: 1}) == {}

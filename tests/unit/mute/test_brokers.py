@@ -13,6 +13,7 @@ from mutepro.mute.brokers import (
     acks_wait_for_isr,
     blamed_broker,
     own_evidence_by_leader,
+    shown_by_leader,
     waits_for_others,
     waits_on,
     written_by_leader,
@@ -56,8 +57,32 @@ class TestOwnEvidenceByLeader:
         assert own_evidence_by_leader([t]) == {}
 
 
-class TestWrittenByLeader:
-    def test_counts_partitions_sent_to_or_muted(self) -> None:
+class TestShownByLeader:
+    """What the broker rule's share counts per leader: every partition written to of a broker that delivered within
+    slow_call.threshold_ms (1 s); of a silent broker, only its partitions muted by their own evidence."""
+
+    def test_an_answering_broker_counts_every_partition_written(self) -> None:
+        """Brokers 1 and 2 delivered 0.5 s ago: their partitions written to (0, 3 and 1, 4, 7) count, not the
+        unwritten ones (6 of broker 1, 10 of broker 2)."""
+        t = topic()
+        for p in (0, 3, 1, 4, 7):
+            t.partitions[p].active_at = 90.0
+        t.partitions[0].delivered_at = t.partitions[1].delivered_at = 99.5
+        assert shown_by_leader([t], {1: 1, 2: 2}, now=100.0) == {1: 2, 2: 3}
+
+    def test_a_silent_broker_is_judged_on_its_bad_partitions_alone(self) -> None:
+        """Broker 2 last delivered 2 s ago: of its 400 partitions written, only its 2 muted ones count, and 2 is
+        enough (25 % of 2); brokers 1 and 3 deliver and count all 400 each."""
+        t = topic(partitions=1200)
+        for part in t.partitions.values():
+            part.active_at = 50.0
+            part.delivered_at = 98.0 if part.leader == 2 else 99.8
+        shown = shown_by_leader([t], {2: 2}, now=100.0)
+        assert shown == {1: 400, 2: 2, 3: 400}
+        judge = BrokerJudge(BrokerConfig())
+        assert judge._detector is not None and judge._detector.bad_partitions_needed(shown[2]) == 2
+
+    def test_written_counts_partitions_sent_to_or_muted(self) -> None:
         """Partitions with traffic (active_at set) or not closed count for their leader; idle closed ones do not."""
         t = topic()
         for p in (0, 3, 1):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from mutepro.detect.model import Delivery
 from mutepro.errors import ConfigError
 from tests.unit.mute._rig import Rig, T, to_half_open
 
@@ -95,6 +96,28 @@ class TestLeaderMove:
         rig.mgr.rounds.update_leaders(T, {0: 3})
         assert rig.mgr.leader(T, 0) == 3
         assert rig.events == []
+
+    def test_a_closed_partition_is_judged_afresh_when_its_leader_moves(self, rig: Rig) -> None:
+        """Partitions 0 (broker 1) and 1 (broker 2) each hold a message 1.5 s undelivered; partition 0's leadership
+        moved to broker 3 half-way: its wait is the old leader's doing and is not held against broker 3, while
+        partition 1, still on its leader, is muted."""
+        for p in (0, 1):
+            rig.mgr.rounds.record(T, p, Delivery(ok=True, latency_s=0.01, now=rig.clock()))
+            rig.send(p)
+        rig.clock.advance(0.75)
+        rig.mgr.rounds.update_leaders(T, {0: 3})
+        rig.clock.advance(0.75)
+        assert rig.evaluate() == [(T, 1)]
+        assert not rig.mgr.is_muted(T, 0) and rig.kinds(0) == []
+
+    def test_a_message_sent_to_the_new_leader_counts(self, rig: Rig) -> None:
+        """After the move, a message sent to the new leader and stuck past the threshold mutes the partition,
+        blamed on the new leader."""
+        rig.mgr.rounds.record(T, 0, Delivery(ok=True, latency_s=0.01, now=rig.clock()))
+        rig.send(0)
+        rig.mgr.rounds.update_leaders(T, {0: 3})
+        assert rig.stall(0) == [(T, 0)]
+        assert rig.events[-1].broker == 3
 
     def test_manual_mute_survives_move(self, rig: Rig) -> None:
         """A partition muted by hand stays muted whoever leads it."""

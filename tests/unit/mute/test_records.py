@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from mutepro.mute.records import PartitionRecord
+from mutepro.detect.model import PartitionLoad
+from mutepro.mute.records import PartitionRecord, TopicRecord
+from mutepro.policy.schema import TopicPolicy
 from tests.unit.mute._rules import StubBreaker
 
 
@@ -44,3 +46,44 @@ class TestPeakSince:
         part = PartitionRecord(0, StubBreaker(), [])  # type: ignore[arg-type]
         part.note_age(4.0, 10.0)
         assert part.peak_since(13.0) == 0.0
+
+
+class TestWarmLeaders:
+    """A partition is warm when its leader delivered any of the topic's messages (TopicRecord.warm)."""
+
+    @staticmethod
+    def _topic() -> tuple[TopicRecord, PartitionRecord, PartitionRecord]:
+        t = TopicRecord("t", TopicPolicy())
+        delivered, cold = (PartitionRecord(p, StubBreaker(), []) for p in (0, 1))  # type: ignore[arg-type]
+        delivered.leader = cold.leader = 2
+        t.partitions.update({0: delivered, 1: cold})
+        return t, delivered, cold
+
+    @staticmethod
+    def _never_delivered() -> PartitionLoad:
+        return PartitionLoad(600, 600 * 512, 1.2, 100_000, 10**8, sent=600, warm=False)
+
+    def test_a_partition_never_delivered_is_warm_once_its_leader_delivered_another(self) -> None:
+        t, delivered, cold = self._topic()
+        assert t.warm(cold, self._never_delivered()).warm is False
+        t.delivered(delivered, 10.0, judged=False)
+        assert delivered.delivered_at == 10.0 and not delivered.judged_delivery
+        assert t.warm(cold, self._never_delivered()).warm is True
+
+    def test_another_leaders_deliveries_do_not_warm_it(self) -> None:
+        t, delivered, cold = self._topic()
+        delivered.leader = 3
+        t.delivered(delivered, 10.0, judged=True)
+        assert delivered.judged_delivery
+        assert t.warm(cold, self._never_delivered()).warm is False
+
+    def test_a_leaderless_partitions_delivery_warms_no_broker(self) -> None:
+        t, delivered, _ = self._topic()
+        delivered.leader = -1
+        t.delivered(delivered, 10.0, judged=True)
+        assert t.warm_leaders == set()
+
+    def test_a_warm_load_is_returned_as_it_is(self) -> None:
+        t, _, cold = self._topic()
+        load = PartitionLoad(1, 512, 0.1, 100_000, 10**8, sent=5, warm=True)
+        assert t.warm(cold, load) is load

@@ -57,6 +57,21 @@ class _Loads:
                              sent=10 + outstanding, warm=True)
 
 
+class _ColdLoads(_Loads):
+    """Partitions in ``never_delivered`` hold 5 messages 1.2 s old and have delivered none (cold); the others
+    delivered 10 and hold one."""
+
+    def __init__(self, never_delivered: set[int]) -> None:
+        super().__init__()
+        self.never_delivered = never_delivered
+
+    def __call__(self, topic: str, partition: int, now: float) -> PartitionLoad:
+        if partition not in self.never_delivered:
+            return super().__call__(topic, partition, now)
+        self.reads.append(partition)
+        return PartitionLoad(5, 500, 1.2, 100_000, 10**8, sent=5, warm=False)
+
+
 def _topic(
     partitions: int = 6, policy: TopicPolicy | None = None,
 ) -> tuple[TopicRecord, list[_Breaker], list[_Detector]]:
@@ -89,6 +104,26 @@ class TestScanTopic:
         detectors[2].verdict = FAILING
         scan = scan_topic(t, _Loads(), NOW)
         assert [(part.partition, verdict.reason) for _, part, verdict in scan.trips] == [(2, FAILING.reason)]
+
+    def test_a_partition_never_delivered_is_judged_warm_when_its_leader_delivered_another(self) -> None:
+        """Partition 1 (leader 2) has delivered nothing, its 5 messages 1.2 s old; partition 4 (leader 2 too)
+        delivered: partition 1's detectors see it warm (TopicRecord.warm). Leader 3's partitions see theirs."""
+        t, _, detectors = _topic()
+        cold = _ColdLoads(never_delivered={1, 2})
+        scan_topic(t, cold, NOW)  # partition 4 delivered: leader 2 is warm; leader 3 (partitions 2, 5)...
+        assert detectors[1].checked[-1].warm is False  # ... judged before partition 4 was read
+        assert 2 in t.warm_leaders
+        scan_topic(t, cold, NOW + 1.5)
+        assert detectors[1].checked[-1].warm is True
+        assert detectors[2].checked[-1].warm is True  # leader 3: partition 5 delivered
+
+    def test_a_partition_whose_leader_delivered_nothing_stays_cold(self) -> None:
+        t, _, detectors = _topic()
+        cold = _ColdLoads(never_delivered={1, 4})  # every partition broker 2 leads
+        scan_topic(t, cold, NOW)
+        scan_topic(t, cold, NOW + 1.5)
+        assert [d.checked[-1].warm for d in (detectors[1], detectors[4])] == [False, False]
+        assert 2 not in t.warm_leaders
 
     def test_open_partitions_are_not_read_or_judged(self) -> None:
         t, breakers, detectors = _topic()

@@ -38,9 +38,18 @@ LONG_STALL = "stall_rf1_50_20s"
 #: one to broker 2 just after it stalls and nothing more until the stall ends: all it waits on is broker 2, and no
 #: other broker can answer, since nothing is sent to them
 SOLE_LEADER = "stall_rf1_burst_sole_leader"
+#: the fault matrix's stall_300p_open cell: an open loop at 20,000 msg/s over 300 partitions, broker 2 (leading
+#: 111 of them) stalled 20 s: only the partitions written in the stall's first second show it
+WIDE_STALL = "stall_300p_open"
+#: RF 1, acks=all, bursts to the lowest partition each broker leads; broker 2 stalls at 6 s and 0.2 s later gets a
+#: burst of 600 on its other partition, never written before, while brokers 1 and 3 keep delivering theirs
+COLD_ON_WARM = "stall_cold_partition_warm_leader"
+#: RF 3, acks=all, open loop at 60,000 msg/s, broker 2 stalled 20 s: every partition waits for it until the ISRs
+#: shrink; 15.4 s in its leaderships move to brokers 1 and 3 with 10 s of messages behind them
+HEIRS = "stall_rf3_acks_all_60k"
 FAULTS = [
     "stall_rf1_50", "stall_rf1_5000", LONG_STALL, "limp_short_saturated", "limp_long_open",
-    "stall_rf3_acks_all_keyed_50", "kill_rf3_idempotent", UNROUTABLE, SOLE_LEADER,
+    "stall_rf3_acks_all_keyed_50", "kill_rf3_idempotent", UNROUTABLE, SOLE_LEADER, WIDE_STALL, COLD_ON_WARM, HEIRS,
 ]
 #: more brokers than the cores allow and a keyed rate above what they take: slow everywhere, in turns
 OVERLOADED = "overloaded_5_brokers_keyed"
@@ -57,7 +66,7 @@ BLOCKED_WRITER = "limp_5b_rf3_all_keyed_tail"
 #: second from 12.4 s to 32.4 s; librdkafka's statistics catch its round trips until the limp ends
 WIDE_LIMP = "limp_300p_saturated"
 #: leader stalls with RF 1: only the stalled broker's partitions wait, and they must be muted quickly
-LEADER_STALLS = ["stall_rf1_50", "stall_rf1_5000", LONG_STALL, SOLE_LEADER]
+LEADER_STALLS = ["stall_rf1_50", "stall_rf1_5000", LONG_STALL, SOLE_LEADER, WIDE_STALL, COLD_ON_WARM]
 
 
 @pytest.fixture(autouse=True)
@@ -334,3 +343,64 @@ def test_the_wide_limp_let_go_fails_when_broker_verdicts_outweigh_probes(monkeyp
     monkeypatch.setattr(BrokerDetector, "evaluate", undated)
     let_go = _wide_limp_let_go()
     assert let_go is not None and let_go > 5.0, let_go
+
+
+def _whole_broker_muted_after_s(r: Replay) -> float | None:
+    """Seconds from the fault's start until every partition its broker leads (as the trace's metadata says at the
+    start) has been muted, or None."""
+    (fault,) = r.faults
+    leaders: dict[int, int] = {}
+    for rec in open_trace(TRACES / f"{WIDE_STALL}.jsonl.gz"):
+        if rec["kind"] == "meta":
+            leaders = {row[0]: row[1] for row in rec["partitions"]}
+            break
+    theirs = {p for p, b in leaders.items() if b == fault.broker}
+    muted: set[int] = set()
+    for d in sorted(r.mutes(), key=lambda d: d.t):
+        muted.add(d.partition)
+        if theirs <= muted:
+            return d.t - fault.t
+    return None
+
+
+def test_a_stalled_broker_is_muted_whole_once_two_of_its_partitions_show_it() -> None:
+    """300 partitions, 111 on the stalled broker, an open loop writing a few at a time: the broker answers nothing,
+    so its first two muted partitions judge it, and all 111 are muted within 1.5 s -- messages sent to the rest
+    meanwhile would go into its socket and wait out the stall (p99 18.9 s on the cluster when they did)."""
+    whole = _whole_broker_muted_after_s(_replay(WIDE_STALL))
+    assert whole is not None and whole <= 1.5, whole
+
+
+def test_the_wide_stall_goal_fails_when_the_share_counts_every_partition_written(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Sensitive: with the share of every partition ever written (25 % of 111: 28 muted one by one), the broker is
+    muted whole only 3.1 s into the stall."""
+    from mutepro.mute import brokers
+
+    monkeypatch.setattr(brokers, "shown_by_leader", lambda topics, bad, now: brokers.written_by_leader(topics))
+    whole = _whole_broker_muted_after_s(_replay(WIDE_STALL))
+    assert whole is None or whole > 1.5, whole
+
+
+def test_the_cold_partition_goal_fails_when_warmth_is_the_partitions_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sensitive: warm only by its own deliveries, the partition never written before waits out
+    slow_call.cold_start_ms (5 s) before its stall counts, though its leader delivered a moment before."""
+    monkeypatch.setattr(TopicRecord, "warm", lambda self, part, load: load)
+    (fs,) = summarize(_replay(COLD_ON_WARM)).faults
+    assert fs.first_mute_s is None or fs.first_mute_s > 5.0
+
+
+def test_the_heirs_of_a_stalled_broker_are_judged_on_what_they_do() -> None:
+    """RF 3, acks=all, 60,000 msg/s: the partitions brokers 1 and 3 take over hold messages 10 s old and a window
+    of slow reports, all the stalled broker's doing; judged afresh from the move, nothing is muted."""
+    assert _replay(HEIRS).mutes() == []
+
+
+def test_the_heirs_goal_fails_when_a_move_keeps_the_old_leaders_evidence(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sensitive: keeping their evidence across the move, the heirs' partitions 0, 6 and 11 are muted within 0.5 s
+    of taking over, and broker 3 whole by the broker rule."""
+    from mutepro.mute.control import MuteControl
+
+    monkeypatch.setattr(MuteControl, "_judge_afresh", lambda self, part: None)
+    assert {d.broker for d in _replay(HEIRS).mutes()} == {1, 3}
