@@ -683,6 +683,8 @@ def run_matrix(cells: Sequence[Cell], sched: Schedule, result: dict[str, Any], p
                             }
                             print(f"[{done}/{total}] {cell.name}: failed: {type(err).__name__}: {err}", flush=True)
                         else:
+                            # which code and day each cell's figures are of: a --merge keeps cells of earlier runs
+                            entry["run"] = {k: result["meta"][k] for k in ("mutepro_commit", "date")}
                             result["cells"][cell.name] = entry
                             print(progress_line(done, total, cell.name, entry), flush=True)
                         pending.pop(0)
