@@ -125,7 +125,7 @@ def shown_by_leader(topics: Iterable[TopicRecord], bad: Mapping[int, int], now: 
     alive, and 2 muted of 400 written is the partitions' matter (a saturated start over 1,200 partitions had a
     few of every broker's wait past 1 s in its own queue); a broker that answers nothing is the matter itself, and
     its partitions the producer has not sent to lately cannot say otherwise. Counted over every partition ever
-    written, a stall of the broker leading 100 of a topic's 300 partitions (open loop, 20,000 msg/s, sticky) was
+    written, a stall of the broker leading 111 of a topic's 300 partitions (open loop, 20,000 msg/s, sticky) was
     judged only once 28 of them were muted one by one, 3.1 s in, while the messages sent meanwhile to its other
     partitions went into the stalled broker's socket, in flight until it came back: 5,661 of them, so the p99 of
     the messages sent in the fault was the stall's length, 18.9 s (trace ``stall_300p_open``). Counted only over
