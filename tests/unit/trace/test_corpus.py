@@ -10,6 +10,7 @@ the fault schedule the harness wrote into each trace: see mutepro.trace.replay.
 
 from __future__ import annotations
 
+import functools
 import logging
 from pathlib import Path
 from typing import Any
@@ -75,7 +76,15 @@ def _quiet() -> None:
 
 
 def _replay(name: str, policy: TopicPolicy | None = None) -> Replay:
+    """The trace replayed afresh: what a sensitivity test, with part of the model patched, must do."""
     return replay(TRACES / f"{name}.jsonl.gz", policy or TopicPolicy())
+
+
+@functools.cache
+def _replayed(name: str) -> Replay:
+    """The trace replayed under the default policy, once per test session: the goal tests only read it (a replay
+    of the 300-partition stall takes ~3 s, and five goals ask about it)."""
+    return _replay(name)
 
 
 def test_the_corpus_is_complete() -> None:
@@ -86,32 +95,32 @@ def test_the_corpus_is_complete() -> None:
 
 @pytest.mark.parametrize("name", HEALTHY)
 def test_a_healthy_cluster_mutes_nothing(name: str) -> None:
-    assert _replay(name).mutes() == []
+    assert _replayed(name).mutes() == []
 
 
 @pytest.mark.parametrize("name", FAULTS)
 def test_only_partitions_with_a_replica_on_the_faulty_broker_are_muted(name: str) -> None:
-    summary = summarize(_replay(name))
+    summary = summarize(_replayed(name))
     assert summary.false_mutes == ()
     assert [fs.wrong for fs in summary.faults] == [()]
 
 
 @pytest.mark.parametrize("name", FAULTS)
 def test_at_most_one_flap_per_partition_per_fault(name: str) -> None:
-    (fs,) = summarize(_replay(name)).faults
+    (fs,) = summarize(_replayed(name)).faults
     assert fs.max_mutes_per_partition <= 2
 
 
 @pytest.mark.parametrize("name", FAULTS)
 def test_every_partition_is_unmuted_within_5_s_after_the_fault(name: str) -> None:
-    (fs,) = summarize(_replay(name)).faults
+    (fs,) = summarize(_replayed(name)).faults
     assert fs.still_muted == ()
     assert fs.unmuted_after_s is not None and fs.unmuted_after_s <= 5.0
 
 
 @pytest.mark.parametrize("name", LEADER_STALLS)
 def test_a_leader_stall_is_muted_within_1_5_s_at_any_rate(name: str) -> None:
-    (fs,) = summarize(_replay(name)).faults
+    (fs,) = summarize(_replayed(name)).faults
     assert fs.first_mute_s is not None and fs.first_mute_s <= 1.5
 
 
@@ -161,7 +170,7 @@ def test_the_let_go_goal_fails_when_probing_counts_waits_from_the_send(monkeypat
 def test_an_overloaded_cluster_is_not_muted_outside_its_fault() -> None:
     """Slow everywhere in turns is normal there: no mute before the stall or after it, and the stall's mutes
     only hit partitions with a replica on the stalled broker."""
-    summary = summarize(_replay(OVERLOADED))
+    summary = summarize(_replayed(OVERLOADED))
     assert summary.false_mutes == ()
     (fs,) = summary.faults
     assert fs.wrong == () and fs.first_mute_s is not None
@@ -177,13 +186,13 @@ def test_the_overload_goal_fails_without_the_normal_wait() -> None:
 @pytest.mark.xfail(strict=True, reason="open (issue 28): a saturated start over 1,200 fresh partitions mutes 5-7 "
                    "partitions whose first messages wait seconds for their new logs while their brokers answer")
 def test_a_wide_saturated_start_mutes_nothing() -> None:
-    assert _replay(WIDE).mutes() == []
+    assert _replayed(WIDE).mutes() == []
 
 
 def test_a_limping_broker_leading_most_partitions_is_muted_in_its_second_stop() -> None:
     """The second stop runs from 2.4 s to 2.9 s into the fault (the trace's ages); muted within it, as the outlier
     rule mutes a limp in its second deep episode (mute/suspicion.py)."""
-    (fs,) = summarize(_replay(MAJORITY_LIMP)).faults
+    (fs,) = summarize(_replayed(MAJORITY_LIMP)).faults
     assert fs.first_mute_s is not None and fs.first_mute_s < 2.9
 
 
@@ -199,7 +208,7 @@ def test_the_majority_limp_needs_peers_from_other_brokers(monkeypatch: pytest.Mo
 
 def test_the_majority_limp_mutes_only_its_broker_and_lets_go() -> None:
     """Every mute is of broker 2's partitions, during the fault, and all are let go after it."""
-    r = _replay(MAJORITY_LIMP)
+    r = _replayed(MAJORITY_LIMP)
     (fs,) = summarize(r).faults
     assert fs.wrong == () and fs.first_mute_s is not None and fs.still_muted == ()
     assert {d.broker for d in r.mutes()} == {2}
@@ -209,7 +218,7 @@ def test_the_majority_limp_mutes_only_its_broker_and_lets_go() -> None:
                    "3 s (no round from 34.4 s to 37.3 s), the broker rule mutes broker 3's partitions 1, 12 and 17 "
                    "on librdkafka's latency statistics, and again after each probe (9 mutes)")
 def test_an_overloaded_cluster_without_a_fault_mutes_nothing() -> None:
-    assert _replay(OVERLOADED_NO_FAULT).mutes() == []
+    assert _replayed(OVERLOADED_NO_FAULT).mutes() == []
 
 
 #: the look back of what counts as normal cut to its shortest: only the last second's peaks (as before it existed)
@@ -241,7 +250,7 @@ def test_the_heirs_of_a_killed_broker_are_not_muted_for_what_they_inherited() ->
     and shrinks the ISRs; the new leaders' partitions then hold messages 9 s old, and so did every partition
     while they waited: nothing is muted (an idempotent producer's queued messages must wait for their partition
     anyway)."""
-    assert _replay("kill_rf3_idempotent").mutes() == []
+    assert _replayed("kill_rf3_idempotent").mutes() == []
 
 
 def test_the_heirs_goal_fails_without_the_look_back() -> None:
@@ -280,7 +289,7 @@ def test_a_stall_nothing_can_route_around_mutes_nothing_until_another_broker_ans
     verdict has no evidence that another partition would serve sooner, and nothing is muted -- not the healthy
     leader's partition, not the stalled leader's. Once broker 1 drops the stalled one from its ISRs and answers,
     the partition broker 2 leads still waits: that one is muted, naming broker 2."""
-    _mutes_only_the_stalled_leader_once_another_answers(_replay(UNROUTABLE))
+    _mutes_only_the_stalled_leader_once_another_answers(_replayed(UNROUTABLE))
 
 
 def test_the_unroutable_stall_goal_fails_without_the_served_elsewhere_judgement(
@@ -298,7 +307,7 @@ def test_a_writer_blocked_on_its_own_queue_keeps_its_peers() -> None:
     counts back from its last write, so its 20 partitions stay peers: broker 3's messages (37 s old) and broker 5's
     (10 s) waited no longer than the better-served quarter did meanwhile, and the brokers' slow round trips in
     librdkafka's statistics mute nothing."""
-    assert _replay(BLOCKED_WRITER).mutes() == []
+    assert _replayed(BLOCKED_WRITER).mutes() == []
 
 
 def test_the_blocked_writer_goal_fails_when_activity_counts_from_now(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -367,7 +376,7 @@ def test_a_stalled_broker_is_muted_whole_once_two_of_its_partitions_show_it() ->
     """300 partitions, 111 on the stalled broker, an open loop writing a few at a time: the broker answers nothing,
     so its first two muted partitions judge it, and all 111 are muted within 1.5 s -- messages sent to the rest
     meanwhile would go into its socket and wait out the stall (p99 18.9 s on the cluster when they did)."""
-    whole = _whole_broker_muted_after_s(_replay(WIDE_STALL))
+    whole = _whole_broker_muted_after_s(_replayed(WIDE_STALL))
     assert whole is not None and whole <= 1.5, whole
 
 
@@ -394,7 +403,7 @@ def test_the_cold_partition_goal_fails_when_warmth_is_the_partitions_own(monkeyp
 def test_the_heirs_of_a_stalled_broker_are_judged_on_what_they_do() -> None:
     """RF 3, acks=all, 60,000 msg/s: the partitions brokers 1 and 3 take over hold messages 10 s old and a window
     of slow reports, all the stalled broker's doing; judged afresh from the move, nothing is muted."""
-    assert _replay(HEIRS).mutes() == []
+    assert _replayed(HEIRS).mutes() == []
 
 
 def test_the_heirs_goal_fails_when_a_move_keeps_the_old_leaders_evidence(monkeypatch: pytest.MonkeyPatch) -> None:
