@@ -69,21 +69,22 @@ def age_outliers(
     if len(ages) >= MIN_ACTIVE:
         # A partition's peers are the other leaders' partitions: a broker leading 7 of 12 partitions made the
         # median of "every other partition" its own partitions' age, and its limp never stood out.
-        by_leader: dict[int, list[float]] = {}
-        for q, a in peaks.items():
-            by_leader.setdefault(leader_key(t, q), []).append(a)
+        by_leader: dict[int, list[float]] = {}  # built when a partition first needs it: most rounds none does
         medians: dict[int, float | None] = {}
         for p, age in ages.items():
             if p in judged or age <= avoid_s:
                 continue
             key = leader_key(t, p)
+            if not by_leader:
+                for q, a in peaks.items():
+                    by_leader.setdefault(leader_key(t, q), []).append(a)
             if key not in medians:
                 others = [a for k, vs in by_leader.items() if k != key for a in vs]
                 medians[key] = statistics.median(others) if len(others) >= MIN_ACTIVE - 1 else None
             median = medians[key]
             if median is not None and age > rt.slow_outlier_factor * median:
                 standing_out.setdefault(key, []).append((p, age, median))
-    if 2 * len(standing_out) > len({leader_key(t, p) for p in ages}):
+    if standing_out and 2 * len(standing_out) > len({leader_key(t, p) for p in ages}):
         # most of the brokers the producer writes to stand out: the producer or the cluster is saturated, not a
         # broker bad. Counted in brokers, not partitions: a broker leading 7 of 12 partitions limped unseen when
         # more than half the partitions standing out meant saturation (fault matrix quick limp_short_saturated,

@@ -159,6 +159,29 @@ class TestScanTopic:
         scan_topic(t, loads, NOW + 2.0)
         assert t.waiting == frozenset(range(6))
 
+    def test_a_partition_written_lately_with_nothing_new_is_not_read_again_and_decides_the_same(self) -> None:
+        """Six partitions each held a 0.2 s-old message at NOW, delivered by NOW + 0.05; at NOW + 0.1 only partition
+        0 is busy (a 0.3 s-old message). The round reads only partition 0, and what it concludes -- waiting
+        partitions, recent peaks, verdicts -- is what it concludes reading all six: the other five are still the
+        peers partition 0 is compared with, their recent peaks 0.2 s, so 0.3 s is within normal (5 x 0.2 s)."""
+        outcomes = []
+        for busy in (frozenset({0}), None):
+            t, _, detectors = _topic(6)
+            loads = _Loads(outstanding=1, age=0.2)
+            scan_topic(t, loads, NOW)
+            loads.outstanding = 0
+            scan_topic(t, loads, NOW + 0.05)
+            loads.reads.clear()
+            loads.by_partition[0] = (1, 0.3)
+            scan = scan_topic(t, loads, NOW + 0.1, busy=busy)
+            assert sorted(loads.reads) == ([0] if busy is not None else list(range(6)))
+            outcomes.append((
+                t.waiting, [part.peak_since(NOW - 1.0) for part in t.partitions.values()],
+                [len(d.checked) for d in detectors], scan.trips, t.last_write_at,
+            ))
+        assert outcomes[0] == outcomes[1]
+        assert outcomes[0][0] == frozenset()  # without its peers, partition 0 would count as waiting
+
     def test_the_quiet_interval_is_the_slow_threshold(self) -> None:
         """slow_call.threshold_ms 300: an idle partition judged at NOW is judged again 0.35 s later, not 0.25 s."""
         t, breakers, _ = _topic(3, TopicPolicy.model_validate({"slow_call": {"threshold_ms": 300}}))
