@@ -214,9 +214,9 @@ def test_the_majority_limp_mutes_only_its_broker_and_lets_go() -> None:
     assert {d.broker for d in r.mutes()} == {2}
 
 
-@pytest.mark.xfail(strict=True, reason="open (issue 28): from 40.8 s on, after the producer itself was starved for "
-                   "3 s (no round from 34.4 s to 37.3 s), the broker rule mutes broker 3's partitions 1, 12 and 17 "
-                   "on librdkafka's latency statistics, and again after each probe (9 mutes)")
+@pytest.mark.xfail(strict=True, reason="open (issue 28): 1.9 s after the producer itself was starved for 3 s (no "
+                   "round from 34.4 s to 37.3 s), slow_call mutes broker 4's partitions 2, 9, 14 and 15, their "
+                   "messages waiting on broker 3 as a follower, and again after their first probes (8 mutes)")
 def test_an_overloaded_cluster_without_a_fault_mutes_nothing() -> None:
     assert _replayed(OVERLOADED_NO_FAULT).mutes() == []
 
@@ -233,7 +233,7 @@ def _overload_mutes(policy: TopicPolicy | None = None) -> tuple[int, set[int]]:
 def test_an_overloaded_cluster_without_a_fault_mutes_one_broker_once_at_most() -> None:
     """Every partition waits 10 s together, then some drain first: compared with what the drained ones waited
     *while* the rest did (slow_call.normal_window_ms), none is slow. What is left (see the xfail above) is one
-    broker's partitions, muted by the broker rule on librdkafka's latency statistics."""
+    broker's partitions, waiting on a follower after the producer itself was starved."""
     partitions, brokers = _overload_mutes()
     assert partitions <= 4 and len(brokers) <= 1, (partitions, brokers)
 
