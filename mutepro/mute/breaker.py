@@ -246,6 +246,18 @@ class MuteBreaker:
             transition = self._fire(event, self._clock(), None) if event else None
         self._notify(transition)
 
+    def rearm(self) -> bool:
+        """OPEN: wait ``retry_interval_s`` from now, the backoff started over (the partition's leader was elected
+        again after it had none: the fault the backoff grew for is over by the cluster's word). False, and nothing
+        changes, in any other state."""
+        with self._lock:
+            if not isinstance(self._state, Open):
+                return False
+            now = self._clock()
+            self._state = self._state.rearmed(self._timing, now)
+            self._shared.publish(self._state, now)
+        return True
+
     def force_open(self, reason: str = MuteReason.MANUAL) -> None:
         """Manual mute (shared like any state): stays until :meth:`release`, whatever detectors say."""
         manual = MuteReason.MANUAL

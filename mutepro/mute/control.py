@@ -7,6 +7,7 @@ from collections.abc import Mapping
 
 from mutepro.detect.model import MuteReason, Verdict
 from mutepro.errors import ConfigError
+from mutepro.logs import get_logger
 from mutepro.mute.breaker import Clock
 from mutepro.mute.brokers import BrokerJudge
 from mutepro.mute.events import MuteEventKind
@@ -16,6 +17,8 @@ from mutepro.mute.reactions import Reactions
 from mutepro.mute.records import PartitionRecord, TopicRecord
 from mutepro.mute.registry import TopicRegistry
 from mutepro.mute.transitions import BreakerState, PartitionKey
+
+log = get_logger("mutepro.producer")
 
 
 class MuteControl:
@@ -100,8 +103,17 @@ class MuteControl:
             # its last known leader: its messages still wait on that broker, so a mute or a broker verdict is
             # blamed on it, and a later move 2 -> -1 -> 3 is still seen as leaving broker 2. The statistics
             # path already drops -1; the periodic metadata refresh passes it on.
-            if part is None or leader < 0 or leader == part.leader:
+            if part is None:
                 continue
+            if leader < 0:
+                part.leaderless = True
+                continue
+            if leader == part.leader:
+                if part.leaderless:
+                    part.leaderless = False
+                    self._reelected(t, part)
+                continue
+            part.leaderless = False
             moved = True
             previous, part.leader = part.leader, leader
             if leader in self._forced_brokers:
@@ -129,6 +141,25 @@ class MuteControl:
         """Republish the topic if the partitions led in the producer's rack moved."""
         if self._locator.locate(t):
             self._publisher.publish(t, force=True)
+
+    def _reelected(self, t: TopicRecord, part: PartitionRecord) -> None:
+        """A muted partition whose leader was elected again after it had none (2 -> -1 -> 2) waits one
+        ``breaker.retry_interval_ms`` from now, its backoff started over, instead of the rest of its backed-off wait.
+
+        Why: a broker's partitions go leaderless when the controller fences it (a stopped or stalled broker misses
+        its heartbeats) and are led by it again only once it heartbeats again -- the cluster's own word that the
+        fault is over. Its messages held since the fault are re-sent by librdkafka once its metadata names the
+        leader, and a probe round that began before they were answered failed, so the last partitions waited out a
+        whole 4 s backoff more: a 20 s stall of broker 2 (RF 1, keyed, 20,000 msg/s) was over at 30.6 s, the
+        producer's metadata named broker 2 again at 33.1 s, its partitions were probed at 31.8 s (failed: their
+        messages still held) and 36.1 s, and let go 6.5 s after the fault (trace ``stall_rf1_keyed``, the fault
+        matrix's). One retry interval after the election is the time librdkafka has to answer what was held.
+        A limping broker is not fenced (it heartbeats between its stops), so this does not shorten a limp's
+        backoff.
+        """
+        if part.breaker.rearm():
+            log.info("partition_reelected", topic=t.name, partition=part.partition, leader=part.leader,
+                     action=f"probed in {t.runtime.retry_interval_s:g} s, the backoff started over")
 
     def _judge_afresh(self, part: PartitionRecord) -> None:
         """A closed partition whose leadership moved is judged on what its new leader does: its detectors forget

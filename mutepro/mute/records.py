@@ -41,6 +41,7 @@ class PartitionRecord:
         "judged_delivery",
         "last_sent",
         "leader",
+        "leaderless",
         "muted_leader",
         "partition",
         "reported_ever",
@@ -54,6 +55,8 @@ class PartitionRecord:
         self.breaker = breaker
         self.detectors = detectors
         self.leader = -1
+        # The last metadata named no leader (-1) while ``leader`` keeps the one before (see MuteControl.apply_leaders)
+        self.leaderless = False
         self.muted_leader = -1
         # The broker whose manual mute (mute_broker) forced this partition open; None for a partition muted by
         # hand on its own, so unmute_broker does not lift a mute the user asked for separately.

@@ -171,6 +171,11 @@ class Open(_Muted):
     def on_tick(self, now: float) -> BreakerEvent | None:
         return BreakerEvent.RETRY_DUE if self.until is not None and now >= self.until else None
 
+    def rearmed(self, timing: Timing, now: float) -> Open:
+        """The same mute waiting ``retry_interval_s`` from ``now``, its backoff started over (see
+        :meth:`~mutepro.mute.breaker.MuteBreaker.rearm`)."""
+        return replace(self, interval=timing.retry_interval_s, until=now + timing.retry_interval_s)
+
     @classmethod
     def entered(cls, source: State, now: float, reason: Verdict | None, timing: Timing) -> Open:
         span, episode = 0.0, now

@@ -171,6 +171,25 @@ class TestHalfOpen:
             waits.append(b.current_retry_interval_s)
         assert waits == [5.0, 10.0, 20.0, 40.0, 60.0, 60.0]
 
+    def test_rearm_restarts_the_backoff_from_now(self, world: World) -> None:
+        """Open after two failed rounds (a 20 s wait), rearmed 3 s in: the base 5 s from now, same verdict, still
+        open; the next failure doubles from the base again (10 s). In any other state rearm changes nothing."""
+        b = make(world)
+        for _ in range(2):
+            to_half_open(b, world)
+            b.probe_result(False)
+        assert b.current_retry_interval_s == 20.0
+        world.advance(3.0)
+        now = b._clock()
+        assert b.rearm() is True
+        assert (b.state, b.retry_at, b.current_retry_interval_s, b.reason) == (S.OPEN, now + 5.0, 5.0, SLOW)
+        to_half_open(b, world)
+        assert b.rearm() is False and b.state is S.HALF_OPEN
+        b.probe_result(False)
+        assert b.current_retry_interval_s == 10.0
+        closed = make(world)
+        assert closed.rearm() is False and closed.state is S.CLOSED
+
     def test_trip_in_half_open_reopens_with_new_reason(self, world: World) -> None:
         """A detector verdict during half-open counts as a failure: backoff and the new reason."""
         b = make(world)

@@ -143,6 +143,24 @@ class TestLeaderMove:
         assert not rig.mgr.is_muted(T, 2)
         assert "3->1" in rig.events[-1].reason
 
+    @pytest.mark.parametrize("leaderless", [True, False], ids=["reelected", "named-again"])
+    def test_reelection_of_the_muted_leader_restarts_its_backoff(self, rig: Rig, leaderless: bool) -> None:
+        """Muted on broker 3, its first probe failed (the next wait 10 s); leaderless (3 -> -1), then led by 3
+        again 2 s later: probed the base 5 s after the election, inside the 10 s. Named leader again without having
+        been leaderless, nothing changes: still open then."""
+        to_half_open(rig, 2)
+        assert rig.mgr.probes.try_probe(T, 2)
+        rig.mgr.probes.probe_result(T, 2, False, None)
+        assert rig.state_of(2) == "open"
+        rig.clock.advance(2.0)
+        if leaderless:
+            rig.mgr.rounds.update_leaders(T, {2: -1})
+        rig.mgr.rounds.update_leaders(T, {2: 3})
+        assert rig.state_of(2) == "open" and rig.mgr.leader(T, 2) == 3
+        rig.clock.advance(5.0)  # 7 s after the failed probe
+        rig.evaluate()
+        assert rig.mgr.probes.probing(T) == (frozenset({2}) if leaderless else frozenset())
+
     def test_unknown_topic_ignored(self, rig: Rig) -> None:
         """update_leaders for a topic the manager does not know does nothing."""
         rig.mgr.rounds.update_leaders("other", {0: 1})
