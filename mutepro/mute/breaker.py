@@ -188,6 +188,12 @@ class MuteBreaker:
         return st.probing_since if isinstance(st, HalfOpen) else None
 
     @property
+    def rejoined(self) -> bool:
+        """OPEN or HALF_OPEN since :meth:`rearm`, no probe round failed since: its leader was elected again."""
+        st = self._state
+        return isinstance(st, Open | HalfOpen) and st.rejoined
+
+    @property
     def pybreaker(self) -> pybreaker.CircuitBreaker:
         """The wrapped pybreaker breaker (its storage mirrors this breaker's coarse state)."""
         return self._shared.pybreaker

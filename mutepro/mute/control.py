@@ -159,7 +159,8 @@ class MuteControl:
         """
         if part.breaker.rearm():
             log.info("partition_reelected", topic=t.name, partition=part.partition, leader=part.leader,
-                     action=f"probed in {t.runtime.retry_interval_s:g} s, the backoff started over")
+                     action=f"probed in {t.runtime.retry_interval_s:g} s, the backoff started over, its probes held "
+                     "to the slow threshold")
 
     def _judge_afresh(self, part: PartitionRecord) -> None:
         """A closed partition whose leadership moved is judged on what its new leader does: its detectors forget

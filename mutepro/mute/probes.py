@@ -47,9 +47,9 @@ class ProbeDesk:
 
     def probe_result(self, topic: str, partition: int, ok: bool, latency_s: float | None = None) -> None:
         """A granted probe's outcome: ``ok`` False for a failed delivery; a delivered one (``latency_s`` given)
-        passes only within the topic's probe limit (the slow threshold, or the outlier rule's bar)."""
+        passes only within the partition's probe limit (:meth:`~mutepro.mute.records.TopicRecord.probe_limit_of`)."""
         t = self._topics.get(topic)
         part = t.partitions.get(partition) if t is not None else None
         if t is not None and part is not None:
-            part.breaker.probe_result(ok and (latency_s is None or latency_s <= t.probe_limit_s))
+            part.breaker.probe_result(ok and (latency_s is None or latency_s <= t.probe_limit_of(part)))
 

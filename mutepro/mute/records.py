@@ -194,6 +194,16 @@ class TopicRecord:
         # them and the topic's metadata are ready, so a partition they lead is not cold (see warm).
         self.warm_leaders: set[int] = set()
 
+    def probe_limit_of(self, part: PartitionRecord) -> float:
+        """How long a probe of ``part`` (or any message it holds) may take: the topic's probe limit, or the slow
+        threshold while its leader has just been elected again (``breaker.rejoined``). Why: the probe limit's bar is
+        tight to sample a *limping* broker's stops (see outliers.probe_limit), and a limping broker heartbeats and
+        is never fenced; a re-elected one was fenced and is back, and what is left to ask is whether it answers. It
+        answers slowly for a moment: broker 2, leader of 111 of 300 partitions again after a 20 s stall, answered
+        probes in ~0.3 s for a second against a bar of ~0.2 s, and its partitions waited 2 s more (fault matrix
+        stall_300p_open, let go 5.1 s after the stall)."""
+        return self.runtime.slow_threshold_s if part.breaker.rejoined else self.probe_limit_s
+
     def delivered(self, part: PartitionRecord, now: float, *, judged: bool) -> None:
         """A message of ``part`` was delivered (seen now): its leader answers (mute.answered) and is warm."""
         part.delivered_at = now

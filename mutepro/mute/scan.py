@@ -247,6 +247,6 @@ def scan_topic(t: TopicRecord, load_of: LoadReader, now: float, busy: frozenset[
         # cap, and the last partition came back 7.8 s after the fault.
         if oldest is not None and since is not None:
             oldest = min(oldest, now - since)
-        if oldest is not None and oldest > t.probe_limit_s:
+        if oldest is not None and oldest > t.probe_limit_of(part):
             scan.failed_probes.append(p)
     return scan

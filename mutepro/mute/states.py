@@ -163,6 +163,9 @@ class Open(_Muted):
     span: float = 0.0
     #: when the fault first muted the partition (kept across re-mutes and probation)
     episode: float | None = None
+    #: rearmed after its leader was elected again (see :meth:`rearmed`): its next probes are held to the slow
+    #: threshold, not the probe limit
+    rejoined: bool = False
 
     @property
     def retry_at(self) -> float | None:
@@ -174,7 +177,7 @@ class Open(_Muted):
     def rearmed(self, timing: Timing, now: float) -> Open:
         """The same mute waiting ``retry_interval_s`` from ``now``, its backoff started over (see
         :meth:`~mutepro.mute.breaker.MuteBreaker.rearm`)."""
-        return replace(self, interval=timing.retry_interval_s, until=now + timing.retry_interval_s)
+        return replace(self, interval=timing.retry_interval_s, until=now + timing.retry_interval_s, rejoined=True)
 
     @classmethod
     def entered(cls, source: State, now: float, reason: Verdict | None, timing: Timing) -> Open:
@@ -214,6 +217,7 @@ class HalfOpen(_Muted):
     episode: float | None = None
     #: when the wait ended and probing began (None: adopted from another process's record, time unknown)
     probing_since: float | None = None
+    rejoined: bool = False  # see Open.rejoined
 
     def spacing(self, timing: Timing) -> float:
         """The least time between two probes: the configured spacing, or wider so that the probes span
@@ -263,7 +267,7 @@ class HalfOpen(_Muted):
     def entered(cls, source: State, now: float) -> HalfOpen:
         if isinstance(source, Open):
             return cls(source.interval, source.reason, source.opened_at, source.opens, span=source.span,
-                       episode=source.episode, probing_since=now)
+                       episode=source.episode, probing_since=now, rejoined=source.rejoined)
         return cls(source.interval, source.reason, source.opened_at, source.opens, probing_since=now)
 
 

@@ -46,7 +46,10 @@ def test_hold_keeps_per_key_order_through_a_stall(
     poller.start()
     keys = [f"key-{i}".encode() for i in range(60)]
     try:
-        with BackgroundLoad(producer, topic, ledger, rate=1500, keys=keys, max_s=120) as load:
+        # max_messages for the whole 120 s: with the default 50,000 (33 s at this rate) a slow start -- an idempotent
+        # producer waiting for its PID while the coordinator loads (CI) -- spent the load before the stall began,
+        # and nothing was left to hold
+        with BackgroundLoad(producer, topic, ledger, rate=1500, keys=keys, max_s=120, max_messages=180_000) as load:
             assert wait_for(lambda: len(ledger.delivered) > 3000, 30)
             with kafka_cluster.stalled(2):
                 producer.mute_manager.mute_broker(2)

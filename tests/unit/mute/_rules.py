@@ -20,6 +20,7 @@ class StubBreaker:
 
     state: BreakerState = BreakerState.CLOSED
     reason: Verdict | None = None
+    rejoined: bool = False
 
 
 def topic(partitions: int = 12, leaders: int = 3, policy: TopicPolicy | None = None) -> TopicRecord:

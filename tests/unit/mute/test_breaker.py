@@ -181,12 +181,13 @@ class TestHalfOpen:
         assert b.current_retry_interval_s == 20.0
         world.advance(3.0)
         now = b._clock()
-        assert b.rearm() is True
+        assert b.rejoined is False and b.rearm() is True
         assert (b.state, b.retry_at, b.current_retry_interval_s, b.reason) == (S.OPEN, now + 5.0, 5.0, SLOW)
+        assert b.rejoined is True
         to_half_open(b, world)
-        assert b.rearm() is False and b.state is S.HALF_OPEN
+        assert b.rearm() is False and b.state is S.HALF_OPEN and b.rejoined is True
         b.probe_result(False)
-        assert b.current_retry_interval_s == 10.0
+        assert b.current_retry_interval_s == 10.0 and b.rejoined is False  # a failed round ends it
         closed = make(world)
         assert closed.rearm() is False and closed.state is S.CLOSED
 

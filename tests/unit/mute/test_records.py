@@ -87,3 +87,15 @@ class TestWarmLeaders:
         t, _, cold = self._topic()
         load = PartitionLoad(1, 512, 0.1, 100_000, 10**8, sent=5, warm=True)
         assert t.warm(cold, load) is load
+
+
+class TestProbeLimit:
+    def test_a_rejoined_partition_is_held_to_the_slow_threshold(self) -> None:
+        """The topic's probe limit 0.2 s (the outlier rule's bar); a partition whose leader was just elected again
+        is held to the slow threshold (1 s) instead, the others to 0.2 s."""
+        t = TopicRecord("t", TopicPolicy())
+        t.probe_limit_s = 0.2
+        rejoined, other = StubBreaker(), StubBreaker()
+        rejoined.rejoined = True
+        assert t.probe_limit_of(PartitionRecord(0, rejoined, [])) == 1.0  # type: ignore[arg-type]
+        assert t.probe_limit_of(PartitionRecord(1, other, [])) == 0.2  # type: ignore[arg-type]

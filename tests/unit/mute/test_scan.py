@@ -27,6 +27,7 @@ class _Breaker:
     state: BreakerState = BreakerState.CLOSED
     probing_since: float | None = None
     ticks: int = 0
+    rejoined: bool = False
 
     def tick(self) -> None:
         self.ticks += 1
@@ -224,6 +225,20 @@ class TestScanTopic:
         scan = scan_topic(t, loads, NOW)
         assert t.partitions[0].awaiting is True
         assert t.probe_limit_s > 0.1 and scan.failed_probes == []
+
+
+    def test_a_rejoined_partition_is_held_to_the_slow_threshold(self) -> None:
+        """Partitions 0 and 3 probing for 0.6 s, each holding a message sent since: past the round's probe limit
+        (peers at 10 ms), so partition 0 fails its probe; partition 3, whose leader was just elected again, is held
+        to the 1 s slow threshold and does not."""
+        t, breakers, _ = _topic()
+        for p in (0, 3):
+            breakers[p].state, breakers[p].probing_since = BreakerState.HALF_OPEN, NOW - 0.6
+        breakers[3].rejoined = True
+        loads = _Loads()
+        loads.by_partition[0] = loads.by_partition[3] = (1, 0.6)
+        scan = scan_topic(t, loads, NOW)
+        assert t.probe_limit_s < 0.6 and scan.failed_probes == [0]
 
 
 class TestThroughTheManager:

@@ -52,10 +52,13 @@ HEIRS = "stall_rf3_acks_all_60k"
 #: controller, its partitions leaderless until it resumes; what they held is answered only once librdkafka's metadata
 #: names broker 2 again (keyed at 20,000 msg/s: 2.5 s after the stall; 10 KB values at 2,000 msg/s: 1.1 s)
 REELECTED = ["stall_rf1_keyed_fenced", "stall_rf1_10kb_fenced"]
+#: the fault matrix's stall_300p_open cell again: broker 2, leader of 111 of 300 partitions, stalled 20 s and fenced;
+#: leader again 0.5 s after the stall, it answers probes in ~0.3 s for another second (the probe limit is ~0.2 s)
+REJOINED = "stall_300p_rejoined"
 FAULTS = [
     "stall_rf1_50", "stall_rf1_5000", LONG_STALL, "limp_short_saturated", "limp_long_open",
     "stall_rf3_acks_all_keyed_50", "kill_rf3_idempotent", UNROUTABLE, SOLE_LEADER, WIDE_STALL, COLD_ON_WARM, HEIRS,
-    *REELECTED,
+    *REELECTED, REJOINED,
 ]
 #: more brokers than the cores allow and a keyed rate above what they take: slow everywhere, in turns
 OVERLOADED = "overloaded_5_brokers_keyed"
@@ -72,7 +75,9 @@ BLOCKED_WRITER = "limp_5b_rf3_all_keyed_tail"
 #: second from 12.4 s to 32.4 s; librdkafka's statistics catch its round trips until the limp ends
 WIDE_LIMP = "limp_300p_saturated"
 #: leader stalls with RF 1: only the stalled broker's partitions wait, and they must be muted quickly
-LEADER_STALLS = ["stall_rf1_50", "stall_rf1_5000", LONG_STALL, SOLE_LEADER, WIDE_STALL, COLD_ON_WARM, *REELECTED]
+LEADER_STALLS = [
+    "stall_rf1_50", "stall_rf1_5000", LONG_STALL, SOLE_LEADER, WIDE_STALL, COLD_ON_WARM, *REELECTED, REJOINED,
+]
 
 
 @pytest.fixture(autouse=True)
@@ -436,3 +441,18 @@ def test_the_let_go_goal_fails_when_a_reelection_keeps_the_backoff(name: str, mo
     monkeypatch.setattr(MuteControl, "_reelected", lambda self, t, part: None)
     (fs,) = summarize(_replay(name)).faults
     assert fs.unmuted_after_s is None or fs.unmuted_after_s > 5.0
+
+
+def test_a_rejoined_broker_is_let_go_one_retry_interval_and_a_probe_round_after_its_election() -> None:
+    """Leader again 0.5 s after the stall, broker 2's partitions are probed one retry interval later and pass,
+    their probes answered in ~0.3 s: let go 3.0 s after the stall (the bound: election + 1 s + the probes' 1 s)."""
+    (fs,) = summarize(_replayed(REJOINED)).faults
+    assert fs.still_muted == () and fs.unmuted_after_s is not None and fs.unmuted_after_s <= 3.5
+
+
+def test_the_rejoined_goal_fails_when_its_probes_are_held_to_the_limp_bar(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Sensitive: held to the probe limit (~0.2 s, the bar that samples a limp's stops), the recovering broker's
+    0.3 s answers fail the first round after the election and the partitions wait 2 s more (4.9 s)."""
+    monkeypatch.setattr(TopicRecord, "probe_limit_of", lambda self, part: self.probe_limit_s)
+    (fs,) = summarize(_replay(REJOINED)).faults
+    assert fs.unmuted_after_s is None or fs.unmuted_after_s > 3.5
