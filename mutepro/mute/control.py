@@ -152,7 +152,7 @@ class MuteControl:
         leader, and a probe round that began before they were answered failed, so the last partitions waited out a
         whole 4 s backoff more: a 20 s stall of broker 2 (RF 1, keyed, 20,000 msg/s) was over at 30.6 s, the
         producer's metadata named broker 2 again at 33.1 s, its partitions were probed at 31.8 s (failed: their
-        messages still held) and 36.1 s, and let go 6.5 s after the fault (trace ``stall_rf1_keyed``, the fault
+        messages still held) and 36.1 s, and let go 6.5 s after the fault (trace ``stall_rf1_keyed_fenced``, the fault
         matrix's). One retry interval after the election is the time librdkafka has to answer what was held.
         A limping broker is not fenced (it heartbeats between its stops), so this does not shorten a limp's
         backoff.
