@@ -12,8 +12,9 @@ from mutepro.detect.broker import BrokerDetector
 from mutepro.detect.model import MuteReason, Verdict
 from mutepro.detect.stats import StatsSnapshot
 from mutepro.logs import get_logger
+from mutepro.mute.answered import last_delivery_by_leader
 from mutepro.mute.events import plain_fields
-from mutepro.mute.records import Candidate, PartitionRecord, TopicRecord
+from mutepro.mute.records import Candidate, TopicRecord
 from mutepro.mute.transitions import BreakerState
 from mutepro.policy.schema import BrokerConfig
 
@@ -132,18 +133,11 @@ def shown_by_leader(topics: Iterable[TopicRecord], bad: Mapping[int, int], now: 
     its partitions slow among the ~12 a sticky saturated loop had it deliver within the second, was muted whole:
     99 partitions (trace ``limp_300p_saturated``, the fault matrix's run).
     """
-    shown: dict[int, int] = {}
+    shown = written_by_leader(topics)
     answering: set[int] = set()
-    for t in topics:  # one pass: what written_by_leader counts, and who delivered within active_s
+    for t in topics:
         since = now - t.runtime.active_s
-        for part in t.partitions.values():
-            leader = part.leader
-            if leader < 0:
-                continue
-            if _written(part):
-                shown[leader] = shown.get(leader, 0) + 1
-            if part.delivered_at is not None and part.delivered_at >= since:
-                answering.add(leader)
+        answering.update(b for b, at in last_delivery_by_leader(t).items() if at >= since)
     for broker, count in bad.items():
         if broker not in answering:
             shown[broker] = count
@@ -155,14 +149,9 @@ def written_by_leader(topics: Iterable[TopicRecord]) -> dict[int, int]:
     written: dict[int, int] = {}
     for t in topics:
         for part in t.partitions.values():
-            if part.leader >= 0 and _written(part):
+            if part.leader >= 0 and (part.active_at is not None or part.breaker.state is not BreakerState.CLOSED):
                 written[part.leader] = written.get(part.leader, 0) + 1
     return written
-
-
-def _written(part: PartitionRecord) -> bool:
-    """Whether this producer has written to the partition: sent to it, or it is not closed."""
-    return part.active_at is not None or part.breaker.state is not BreakerState.CLOSED
 
 
 def acks_wait_for_isr(acks: object) -> bool:

@@ -200,8 +200,8 @@ class TopicRecord:
         tight to sample a *limping* broker's stops (see outliers.probe_limit), and a limping broker heartbeats and
         is never fenced; a re-elected one was fenced and is back, and what is left to ask is whether it answers. It
         answers slowly for a moment: broker 2, leader of 111 of 300 partitions again after a 20 s stall, answered
-        probes in ~0.3 s for a second against a bar of ~0.2 s, and its partitions waited 2 s more (fault matrix
-        stall_300p_open, let go 5.1 s after the stall)."""
+        probes in ~0.3 s for a second against a bar of ~0.2 s, and its partitions waited 2 s more (trace
+        ``stall_300p_rejoined``, the fault matrix's: let go 4.9 s after the stall held to the bar, 3.0 s without)."""
         return self.runtime.slow_threshold_s if part.breaker.rejoined else self.probe_limit_s
 
     def delivered(self, part: PartitionRecord, now: float, *, judged: bool) -> None:
